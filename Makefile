@@ -1,0 +1,72 @@
+# weft Makefile. Run `make help` for the targets.
+#
+# Everything here needs only Go on PATH: modules come from the Go module proxy
+# and staticcheck is installed with `go install` on first use.
+
+SHELL       := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GO      ?= go
+TOOLBIN := $(shell $(GO) env GOPATH)/bin
+BIN     := bin/weft
+
+# Build stamps; tolerant of a missing git or a repository without commits.
+VERSION ?= $(or $(shell git describe --always --dirty 2>/dev/null),dev)
+COMMIT  ?= $(or $(shell git rev-parse --verify --quiet HEAD 2>/dev/null),unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+# Flags for `make test`. Later suites (tags, longer timeouts) are added here.
+TEST_FLAGS ?= -race -count=1
+
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(TOOLBIN)/staticcheck
+
+.PHONY: all help build test check bench demo fuzz clean
+
+all: build
+
+help:
+	@echo "make build   build bin/weft with version/commit stamps"
+	@echo "make test    go test $(TEST_FLAGS) ./..."
+	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
+	@echo "make bench   run all benchmarks once; output also in bench.txt"
+	@echo "make demo    build and run the demo"
+	@echo "make fuzz    run the fuzz targets (none yet)"
+	@echo "make clean   remove bin/ and bench.txt"
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+
+test:
+	$(GO) test $(TEST_FLAGS) ./...
+
+check: $(STATICCHECK)
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+
+$(STATICCHECK):
+	GOBIN=$(TOOLBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./... | tee bench.txt
+
+# TODO(state demo): switch this target to `$(GO) run ./cmd/weft state demo`
+# once the `weft state demo` command lands with core/state. Until then the
+# demo only builds the binary and prints its version.
+demo: build
+	$(BIN) version
+
+# Placeholder: there are no fuzz targets yet. When they land, this target
+# runs each one for FUZZTIME, e.g.
+#   $(GO) test -run '^$$' -fuzz '^FuzzX$$' -fuzztime $(FUZZTIME) ./core/state
+# Seed and regression corpora live under each package's testdata/fuzz/.
+FUZZTIME ?= 30s
+fuzz:
+	@echo "make fuzz: no fuzz targets yet (FUZZTIME=$(FUZZTIME))"
+
+clean:
+	rm -rf bin bench.txt

@@ -1,0 +1,441 @@
+package state
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+
+	"github.com/weft-dev/weft/core/state/internal/ptree"
+)
+
+// dbName is the one database every workspace presents to SQL.
+const dbName = "weft"
+
+// session is a go-mysql-server session bound to one workspace for the
+// duration of a statement. Sessions are pooled by the Store.
+type session struct {
+	*sql.BaseSession
+	ws *Workspace
+}
+
+func wsFrom(ctx *sql.Context) *Workspace {
+	if s, ok := ctx.Session.(*session); ok {
+		return s.ws
+	}
+	return nil
+}
+
+// provider routes the database name to the workspace bound to the session.
+type provider struct{}
+
+var _ sql.DatabaseProvider = provider{}
+
+func (provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
+	if !strings.EqualFold(name, dbName) {
+		return nil, sql.ErrDatabaseNotFound.New(name)
+	}
+	ws := wsFrom(ctx)
+	if ws == nil {
+		return nil, sql.ErrDatabaseNotFound.New(name)
+	}
+	return &database{ws: ws}, nil
+}
+
+func (provider) HasDatabase(ctx *sql.Context, name string) bool {
+	return strings.EqualFold(name, dbName) && wsFrom(ctx) != nil
+}
+
+func (p provider) AllDatabases(ctx *sql.Context) []sql.Database {
+	if ws := wsFrom(ctx); ws != nil {
+		return []sql.Database{&database{ws: ws}}
+	}
+	return nil
+}
+
+// database exposes a workspace's tables.
+type database struct{ ws *Workspace }
+
+var (
+	_ sql.Database     = (*database)(nil)
+	_ sql.TableCreator = (*database)(nil)
+)
+
+func (d *database) Name() string { return dbName }
+
+func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	i, ok := d.ws.cat.index[strings.ToLower(name)]
+	if !ok {
+		return nil, false, nil
+	}
+	return &table{ws: d.ws, slot: i, schema: d.ws.tables[i].schema}, true, nil
+}
+
+func (d *database) GetTableNames(ctx *sql.Context) ([]string, error) {
+	names := make([]string, len(d.ws.tables))
+	for i, t := range d.ws.tables {
+		names[i] = t.schema.name
+	}
+	return names, nil
+}
+
+func (d *database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, collation sql.CollationID, comment string) error {
+	if !d.ws.ddl {
+		return &Error{Kind: ErrReadOnlySchema, Table: name, Err: fmt.Errorf("CREATE TABLE %s: the schema is fixed when the state is loaded", name)}
+	}
+	if _, ok := d.ws.cat.index[strings.ToLower(name)]; ok {
+		return sql.ErrTableAlreadyExists.New(name)
+	}
+	ts, err := newTableSchema(name, sch, collation, comment)
+	if err != nil {
+		return err
+	}
+	d.ws.addTable(newTableData(ts))
+	return nil
+}
+
+// table is the engine's handle on one table of a workspace. It reads the
+// workspace's current tableData at the time of each call, so edits made
+// earlier in the same statement or unit are visible.
+type table struct {
+	ws     *Workspace
+	slot   int
+	schema *tableSchema
+	lookup *sql.IndexLookup // set on indexed access
+}
+
+var (
+	_ sql.Table                 = (*table)(nil)
+	_ sql.IndexAddressableTable = (*table)(nil)
+	_ sql.IndexedTable          = (*table)(nil)
+	_ sql.InsertableTable       = (*table)(nil)
+	_ sql.UpdatableTable        = (*table)(nil)
+	_ sql.DeletableTable        = (*table)(nil)
+	_ sql.ReplaceableTable      = (*table)(nil)
+	_ sql.TruncateableTable     = (*table)(nil)
+	_ sql.AutoIncrementTable    = (*table)(nil)
+	_ sql.IndexAlterableTable   = (*table)(nil)
+	_ sql.PrimaryKeyTable       = (*table)(nil)
+	_ sql.StatisticsTable       = (*table)(nil)
+	_ sql.CommentedTable        = (*table)(nil)
+)
+
+func (t *table) data() *tableData { return t.ws.tables[t.slot] }
+
+func (t *table) Name() string                           { return t.schema.name }
+func (t *table) String() string                         { return t.schema.name }
+func (t *table) Schema() sql.Schema                     { return t.schema.sch.Schema }
+func (t *table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.schema.sch }
+func (t *table) Collation() sql.CollationID             { return t.schema.collation }
+func (t *table) Comment() string                        { return t.schema.comment }
+
+func (t *table) DataLength(ctx *sql.Context) (uint64, error) {
+	return uint64(t.data().rows.Len()) * uint64(8*len(t.schema.sch.Schema)), nil
+}
+
+func (t *table) RowCount(ctx *sql.Context) (uint64, bool, error) {
+	return uint64(t.data().rows.Len()), true, nil
+}
+
+type partition struct{ lookup *sql.IndexLookup }
+
+func (p partition) Key() []byte { return []byte("all") }
+
+type partIter struct {
+	parts []sql.Partition
+}
+
+func (p *partIter) Next(*sql.Context) (sql.Partition, error) {
+	if len(p.parts) == 0 {
+		return nil, io.EOF
+	}
+	x := p.parts[0]
+	p.parts = p.parts[1:]
+	return x, nil
+}
+func (p *partIter) Close(*sql.Context) error { return nil }
+
+func (t *table) Partitions(*sql.Context) (sql.PartitionIter, error) {
+	return &partIter{parts: []sql.Partition{partition{lookup: t.lookup}}}, nil
+}
+
+func (t *table) LookupPartitions(ctx *sql.Context, l sql.IndexLookup) (sql.PartitionIter, error) {
+	return &partIter{parts: []sql.Partition{partition{lookup: &l}}}, nil
+}
+
+func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	td := t.data()
+	var l *sql.IndexLookup
+	if pp, ok := p.(partition); ok {
+		l = pp.lookup
+	}
+	if l == nil || l.Index == nil {
+		return &scanIter{it: td.rows.Ascend()}, nil
+	}
+	return newLookupIter(ctx, td, l)
+}
+
+// scanIter streams rows of one snapshot of a table in primary-key order.
+type scanIter struct {
+	it *ptree.Iter[[]any, sql.Row]
+}
+
+func (s *scanIter) Next(*sql.Context) (sql.Row, error) {
+	_, r, ok := s.it.Next()
+	if !ok {
+		return nil, io.EOF
+	}
+	return r.Copy(), nil
+}
+func (s *scanIter) Close(*sql.Context) error { return nil }
+
+func (t *table) IndexedAccess(ctx *sql.Context, l sql.IndexLookup) sql.IndexedTable {
+	c := *t
+	c.lookup = &l
+	return &c
+}
+
+// PreciseMatch is false: the engine keeps its filters above our lookups, so a
+// range we scan too wide can never change a result.
+func (t *table) PreciseMatch() bool { return false }
+
+func (t *table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
+	ts := t.schema
+	out := []sql.Index{&index{t: ts, name: "PRIMARY", cols: ts.pk, unique: true, primary: true}}
+	for i, d := range ts.indexes {
+		out = append(out, &index{t: ts, name: d.name, cols: d.cols, unique: d.unique, pos: i})
+	}
+	return out, nil
+}
+
+func (t *table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
+	if !t.ws.ddl {
+		return &Error{Kind: ErrReadOnlySchema, Table: t.schema.name, Err: fmt.Errorf("CREATE INDEX on %s: the schema is fixed when the state is loaded", t.schema.name)}
+	}
+	if def.Constraint != sql.IndexConstraint_None && def.Constraint != sql.IndexConstraint_Unique {
+		return sql.ErrUnsupportedFeature.New("only BTREE and UNIQUE indexes are supported")
+	}
+	if def.Constraint == sql.IndexConstraint_Unique && def.Name == "" {
+		def.Name = def.Columns[0].Name
+	}
+	name := def.Name
+	if name == "" {
+		name = def.Columns[0].Name
+	}
+	for _, d := range t.schema.indexes {
+		if strings.EqualFold(d.name, name) {
+			return sql.ErrDuplicateKey.New(name)
+		}
+	}
+	cols := make([]int, len(def.Columns))
+	for i, c := range def.Columns {
+		o := t.schema.sch.Schema.IndexOfColName(c.Name)
+		if o < 0 {
+			return sql.ErrKeyColumnDoesNotExist.New(c.Name)
+		}
+		cols[i] = o
+	}
+	td := t.data()
+	ts := t.schema.withIndex(name, cols, def.Constraint == sql.IndexConstraint_Unique)
+	nt := newTableData(ts)
+	nt.autoInc = td.autoInc
+	it := td.rows.Ascend()
+	for _, r, ok := it.Next(); ok; _, r, ok = it.Next() {
+		var err error
+		if nt, err = nt.insert(r); err != nil {
+			return err
+		}
+	}
+	t.ws.tables[t.slot] = nt
+	t.schema = ts
+	return nil
+}
+
+func (t *table) DropIndex(ctx *sql.Context, name string) error {
+	return sql.ErrUnsupportedFeature.New("DROP INDEX")
+}
+
+func (t *table) RenameIndex(ctx *sql.Context, from, to string) error {
+	return sql.ErrUnsupportedFeature.New("RENAME INDEX")
+}
+
+func (t *table) Truncate(ctx *sql.Context) (int, error) {
+	td := t.data()
+	n := td.rows.Len()
+	nt := newTableData(td.schema)
+	nt.autoInc = td.autoInc
+	t.ws.tables[t.slot] = nt
+	return n, nil
+}
+
+func (t *table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
+	return t.data().autoInc, nil
+}
+
+func (t *table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal interface{}) (uint64, error) {
+	td := t.data()
+	if insertVal != nil {
+		if u, ok := toUint(insertVal); ok && u > 0 {
+			return u, nil
+		}
+	}
+	return td.autoInc, nil
+}
+
+func toUint(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return uint64(x), x >= 0
+	case int16:
+		return uint64(x), x >= 0
+	case int32:
+		return uint64(x), x >= 0
+	case int64:
+		return uint64(x), x >= 0
+	case int:
+		return uint64(x), x >= 0
+	case uint8:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint32:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	}
+	return 0, false
+}
+
+func (t *table) AutoIncrementSetter(*sql.Context) sql.AutoIncrementSetter { return &editor{t: t} }
+func (t *table) Inserter(*sql.Context) sql.RowInserter                    { return &editor{t: t} }
+func (t *table) Updater(*sql.Context) sql.RowUpdater                      { return &editor{t: t} }
+func (t *table) Deleter(*sql.Context) sql.RowDeleter                      { return &editor{t: t} }
+func (t *table) Replacer(*sql.Context) sql.RowReplacer                    { return &editor{t: t} }
+
+// editor applies row edits straight to the workspace's table slot. Statement
+// atomicity comes from the workspace, which restores every table pointer when
+// a statement fails, so StatementBegin saves the slot only for the engine's
+// own DiscardChanges protocol.
+type editor struct {
+	t     *table
+	saved *tableData
+}
+
+func (e *editor) StatementBegin(*sql.Context) { e.saved = e.t.data() }
+
+func (e *editor) DiscardChanges(ctx *sql.Context, _ error) error {
+	if e.saved != nil {
+		e.t.ws.tables[e.t.slot] = e.saved
+	}
+	return nil
+}
+
+func (e *editor) StatementComplete(*sql.Context) error { e.saved = nil; return nil }
+func (e *editor) Close(*sql.Context) error             { return nil }
+
+func (e *editor) prepare(ctx *sql.Context, row sql.Row) (sql.Row, error) {
+	sch := e.t.schema.sch.Schema
+	if len(row) != len(sch) {
+		return nil, fmt.Errorf("row has %d values, table %s has %d columns", len(row), e.t.schema.name, len(sch))
+	}
+	out := make(sql.Row, len(row))
+	for i, v := range row {
+		v, err := normalize(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil && !sch[i].Nullable {
+			return nil, sql.ErrInsertIntoNonNullableProvidedNull.New(sch[i].Name)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
+	r, err := e.prepare(ctx, row)
+	if err != nil {
+		return err
+	}
+	nt, err := e.t.data().insert(r)
+	if err != nil {
+		return err
+	}
+	e.t.ws.tables[e.t.slot] = nt
+	return nil
+}
+
+func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	nt, err := e.t.data().delete(row)
+	if err != nil {
+		return err
+	}
+	e.t.ws.tables[e.t.slot] = nt
+	return nil
+}
+
+func (e *editor) Update(ctx *sql.Context, old, nw sql.Row) error {
+	r, err := e.prepare(ctx, nw)
+	if err != nil {
+		return err
+	}
+	nt, err := e.t.data().update(old, r)
+	if err != nil {
+		return err
+	}
+	e.t.ws.tables[e.t.slot] = nt
+	return nil
+}
+
+func (e *editor) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
+	td := *e.t.data()
+	td.autoInc = v
+	e.t.ws.tables[e.t.slot] = &td
+	return nil
+}
+
+func (e *editor) AcquireAutoIncrementLock(*sql.Context) (func(), error) { return func() {}, nil }
+
+// index describes the primary key or a secondary index to the planner.
+type index struct {
+	t       *tableSchema
+	name    string
+	cols    []int
+	unique  bool
+	primary bool
+	pos     int // position in tableSchema.indexes for secondary indexes
+}
+
+var _ sql.Index = (*index)(nil)
+
+func (ix *index) ID() string       { return ix.name }
+func (ix *index) Database() string { return dbName }
+func (ix *index) Table() string    { return ix.t.name }
+func (ix *index) Expressions() []string {
+	out := make([]string, len(ix.cols))
+	for i, o := range ix.cols {
+		c := ix.t.sch.Schema[o]
+		out[i] = expression.NewGetFieldWithTable(o, 0, c.Type, dbName, ix.t.name, c.Name, c.Nullable).String()
+	}
+	return out
+}
+func (ix *index) IsUnique() bool                             { return ix.unique }
+func (ix *index) IsSpatial() bool                            { return false }
+func (ix *index) IsFullText() bool                           { return false }
+func (ix *index) IsVector() bool                             { return false }
+func (ix *index) Comment() string                            { return "" }
+func (ix *index) IndexType() string                          { return "BTREE" }
+func (ix *index) IsGenerated() bool                          { return false }
+func (ix *index) CanSupport(*sql.Context, ...sql.Range) bool { return true }
+func (ix *index) CanSupportOrderBy(sql.Expression) bool      { return false }
+func (ix *index) PrefixLengths() []uint16                    { return nil }
+func (ix *index) ColumnExpressionTypes() []sql.ColumnExpressionType {
+	out := make([]sql.ColumnExpressionType, len(ix.cols))
+	exprs := ix.Expressions()
+	for i, o := range ix.cols {
+		out[i] = sql.ColumnExpressionType{Expression: exprs[i], Type: ix.t.sch.Schema[o].Type}
+	}
+	return out
+}

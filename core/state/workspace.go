@@ -1,0 +1,342 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/shopspring/decimal"
+)
+
+// Workspace is a private, mutable state forked from a Version. SQL runs on it
+// with bound parameters only. Methods are safe to call from several
+// goroutines (they serialize), but a workspace is meant to be driven by one
+// session at a time.
+//
+// Every statement is atomic: a failing statement leaves the workspace as it
+// was before the statement. A Unit groups statements into one unit of work
+// (a tool call is one unit) that commits or rolls back as a whole.
+type Workspace struct {
+	store *Store
+
+	mu     sync.Mutex
+	cat    *catalog
+	tables []*tableData // owned by this workspace; entries are immutable
+	base   *Version
+	unit   *Unit
+	ddl    bool // schema changes allowed (only while loading)
+	save   []*tableData
+}
+
+// Base returns the version this workspace was forked from or last restored to.
+func (w *Workspace) Base() *Version {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.base
+}
+
+// Snapshot freezes the current state as a new Version. O(number of tables);
+// the workspace stays usable and later writes do not affect the Version. It
+// fails with ErrUnitInProgress while a unit is open.
+func (w *Workspace) Snapshot() (*Version, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unit != nil {
+		return nil, &Error{Kind: ErrUnitInProgress}
+	}
+	return w.store.newVersion(w.cat, w.tables), nil
+}
+
+// Restore replaces the workspace's state with v (any version of the same
+// store). O(number of tables). It fails with ErrUnitInProgress while a unit is
+// open and ErrForeignStore for a version of another store.
+func (w *Workspace) Restore(v *Version) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unit != nil {
+		return &Error{Kind: ErrUnitInProgress}
+	}
+	if v.store != w.store {
+		return &Error{Kind: ErrForeignStore}
+	}
+	w.cat = v.cat
+	w.tables = slices.Clone(v.tables)
+	w.base = v
+	return nil
+}
+
+// Hash returns the content hash of the workspace's current state; equal to
+// the Hash of a Snapshot taken now.
+func (w *Workspace) Hash() Hash {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return hashTables(w.tables)
+}
+
+// Rows is a materialized query result: Columns[j] names column j and
+// Values[i][j] is its value in row i, in the engine's Go representation
+// (int8..int64 and uint8..uint64 for integer types, float32/float64,
+// decimal.Decimal, string, []byte, time.Time, types.JSONDocument, nil for
+// NULL).
+type Rows struct {
+	Columns []string
+	Values  [][]any
+}
+
+// Result reports what a write statement did.
+type Result struct {
+	RowsAffected int64
+	LastInsertID uint64
+}
+
+// Query runs a statement that returns rows. args bind to the ? placeholders
+// in order. Errors are *Error (see the Err* kinds); the workspace is unchanged
+// by a failed statement. ErrUnitInProgress while a unit is open: run the
+// statement through the Unit instead.
+func (w *Workspace) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unit != nil {
+		return nil, &Error{Kind: ErrUnitInProgress, Statement: query}
+	}
+	rows, _, err := w.run(ctx, query, args)
+	return rows, err
+}
+
+// Exec runs a statement for its effect (INSERT, UPDATE, DELETE, REPLACE).
+// Same rules as Query.
+func (w *Workspace) Exec(ctx context.Context, query string, args ...any) (Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unit != nil {
+		return Result{}, &Error{Kind: ErrUnitInProgress, Statement: query}
+	}
+	_, res, err := w.run(ctx, query, args)
+	return res, err
+}
+
+// Unit is an open unit of work on a workspace. Statements run through it see
+// each other's effects; Commit keeps them, Rollback (or any failure the caller
+// decides is fatal) removes every trace. A Unit is used by one goroutine.
+type Unit struct {
+	w     *Workspace
+	cat   *catalog
+	saved []*tableData
+	done  bool
+}
+
+// Begin opens a unit of work. Only one unit may be open on a workspace
+// (ErrUnitInProgress otherwise). O(number of tables).
+func (w *Workspace) Begin() (*Unit, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unit != nil {
+		return nil, &Error{Kind: ErrUnitInProgress}
+	}
+	u := &Unit{w: w, cat: w.cat, saved: slices.Clone(w.tables)}
+	w.unit = u
+	return u, nil
+}
+
+func (u *Unit) check() error {
+	if u.done || u.w.unit != u {
+		return &Error{Kind: ErrUnitDone}
+	}
+	return nil
+}
+
+// Query runs a row-returning statement inside the unit.
+func (u *Unit) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	u.w.mu.Lock()
+	defer u.w.mu.Unlock()
+	if err := u.check(); err != nil {
+		return nil, err
+	}
+	rows, _, err := u.w.run(ctx, query, args)
+	return rows, err
+}
+
+// Exec runs a write statement inside the unit. A failed statement is undone
+// on its own; the unit stays open for the caller to commit or roll back.
+func (u *Unit) Exec(ctx context.Context, query string, args ...any) (Result, error) {
+	u.w.mu.Lock()
+	defer u.w.mu.Unlock()
+	if err := u.check(); err != nil {
+		return Result{}, err
+	}
+	_, res, err := u.w.run(ctx, query, args)
+	return res, err
+}
+
+// Commit keeps the unit's effects. ErrUnitDone if already finished.
+func (u *Unit) Commit() error {
+	u.w.mu.Lock()
+	defer u.w.mu.Unlock()
+	if err := u.check(); err != nil {
+		return err
+	}
+	u.done = true
+	u.w.unit = nil
+	return nil
+}
+
+// Rollback restores the workspace to its state at Begin. ErrUnitDone if
+// already finished.
+func (u *Unit) Rollback() error {
+	u.w.mu.Lock()
+	defer u.w.mu.Unlock()
+	if err := u.check(); err != nil {
+		return err
+	}
+	u.w.cat = u.cat
+	u.w.tables = u.saved
+	u.done = true
+	u.w.unit = nil
+	return nil
+}
+
+// Do runs fn as one unit of work: committed when fn returns nil, rolled back
+// when it returns an error or panics (the panic is re-raised).
+func (w *Workspace) Do(fn func(u *Unit) error) (err error) {
+	u, err := w.Begin()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = u.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = u.Rollback()
+			return
+		}
+		err = u.Commit()
+	}()
+	return fn(u)
+}
+
+// run executes one statement with w.mu held, restoring every table pointer
+// when it fails.
+func (w *Workspace) run(ctx context.Context, query string, args []any) (*Rows, Result, error) {
+	w.save = append(w.save[:0], w.tables...)
+	savedCat := w.cat
+	rows, res, err := w.exec(ctx, query, args)
+	if err != nil {
+		w.tables = append(w.tables[:0], w.save...)
+		w.cat = savedCat
+		return nil, Result{}, classify(err, query)
+	}
+	return rows, res, nil
+}
+
+func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *Rows, res Result, err error) {
+	bindings, err := toBindings(args)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	sess := w.store.pool.Get().(*session)
+	sess.ws = w
+	defer func() {
+		sess.ws = nil
+		sess.ClearWarnings()
+		w.store.pool.Put(sess)
+		if p := recover(); p != nil {
+			err = fmt.Errorf("engine panic: %v", p)
+		}
+	}()
+	sctx := sql.NewContext(ctx, sql.WithSession(sess))
+	schema, iter, _, err := w.store.engine.QueryWithBindings(sctx, query, nil, bindings, nil)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	var out [][]any
+	for {
+		r, err := iter.Next(sctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			_ = iter.Close(sctx)
+			return nil, Result{}, err
+		}
+		out = append(out, r)
+	}
+	if err := iter.Close(sctx); err != nil {
+		return nil, Result{}, err
+	}
+	if types.IsOkResultSchema(schema) {
+		if len(out) == 1 {
+			if ok, isOK := out[0][0].(types.OkResult); isOK {
+				res = Result{RowsAffected: int64(ok.RowsAffected), LastInsertID: ok.InsertID}
+			}
+		}
+		return &Rows{}, res, nil
+	}
+	rows = &Rows{Columns: make([]string, len(schema)), Values: out}
+	for i, c := range schema {
+		rows.Columns[i] = c.Name
+	}
+	for _, r := range out {
+		for j, v := range r {
+			if r[j], err = normalize(ctx, v); err != nil {
+				return nil, Result{}, err
+			}
+		}
+	}
+	return rows, res, nil
+}
+
+// toBindings turns positional arguments into the engine's bind variables
+// v1..vn. Values travel as typed literals, never as SQL text.
+func toBindings(args []any) (map[string]sqlparser.Expr, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	b := make(map[string]sqlparser.Expr, len(args))
+	for i, a := range args {
+		switch x := a.(type) {
+		case time.Time:
+			a = x.UTC().Format("2006-01-02 15:04:05.999999")
+		case decimal.Decimal:
+			a = x.String()
+		case json.RawMessage:
+			a = string(x)
+		case bool:
+			if x {
+				a = int64(1)
+			} else {
+				a = int64(0)
+			}
+		case map[string]any, []any:
+			j, err := json.Marshal(x)
+			if err != nil {
+				return nil, &Error{Kind: ErrBadArgument, Err: fmt.Errorf("argument %d: %w", i+1, err)}
+			}
+			a = string(j)
+		}
+		bv, err := sqltypes.BuildBindVariable(a)
+		if err != nil {
+			return nil, &Error{Kind: ErrBadArgument, Err: fmt.Errorf("argument %d (%T): %w", i+1, a, err)}
+		}
+		v, err := sqltypes.BindVariableToValue(bv)
+		if err != nil {
+			return nil, &Error{Kind: ErrBadArgument, Err: fmt.Errorf("argument %d: %w", i+1, err)}
+		}
+		e, err := sqlparser.ExprFromValue(v)
+		if err != nil {
+			return nil, &Error{Kind: ErrBadArgument, Err: fmt.Errorf("argument %d: %w", i+1, err)}
+		}
+		b[fmt.Sprintf("v%d", i+1)] = e
+	}
+	return b, nil
+}
