@@ -15,10 +15,64 @@ import (
 const dbName = "weft"
 
 // session is a go-mysql-server session bound to one workspace for the
-// duration of a statement. Sessions are pooled by the Store.
+// duration of a statement. Sessions are pooled by the Store, so any session
+// may run any workspace's next statement: nothing a statement leaves in its
+// session may reach the next one. A workspace's state is its tables, so
+// statements that would set session state (SET, SET NAMES, SELECT ... INTO @v,
+// USE) are refused, and what MySQL keeps per connection about the previous
+// statement (LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS()) is kept per
+// workspace and swapped in by bind and out by unbind.
 type session struct {
 	*sql.BaseSession
 	ws *Workspace
+}
+
+// queryInfo is the per-connection record of the previous statement.
+type queryInfo struct {
+	rowCount, foundRows, lastInsertID int64
+	lastInsertUUID                    string
+}
+
+// bind attaches the session to w for one statement (w.mu held).
+func (s *session) bind(w *Workspace) {
+	s.ws = w
+	s.SetCurrentDatabase(dbName)
+	i := w.info
+	if i == nil {
+		i = &queryInfo{foundRows: 1} // the engine's initial values
+	}
+	s.SetLastQueryInfoInt(sql.RowCount, i.rowCount)
+	s.SetLastQueryInfoInt(sql.FoundRows, i.foundRows)
+	s.SetLastQueryInfoInt(sql.LastInsertId, i.lastInsertID)
+	s.SetLastQueryInfoString(sql.LastInsertUuid, i.lastInsertUUID)
+}
+
+// unbind saves the statement's query info into its workspace and detaches.
+func (s *session) unbind() {
+	s.ws.info = &queryInfo{
+		rowCount:       s.GetLastQueryInfoInt(sql.RowCount),
+		foundRows:      s.GetLastQueryInfoInt(sql.FoundRows),
+		lastInsertID:   s.GetLastQueryInfoInt(sql.LastInsertId),
+		lastInsertUUID: s.GetLastQueryInfoString(sql.LastInsertUuid),
+	}
+	s.ws = nil
+	s.ClearWarnings()
+}
+
+func errSessionState(what string) error {
+	return &Error{Kind: ErrStatementFailed, Err: fmt.Errorf("%s: session state is not supported; a workspace's state is its tables", what)}
+}
+
+func (s *session) SetSessionVariable(_ *sql.Context, name string, _ any) error {
+	return errSessionState("setting @@" + name)
+}
+
+func (s *session) SetUserVariable(_ *sql.Context, name string, _ any, _ sql.Type) error {
+	return errSessionState("setting @" + name)
+}
+
+func (s *session) UseDatabase(_ *sql.Context, db sql.Database) error {
+	return errSessionState("USE " + db.Name())
 }
 
 func wsFrom(ctx *sql.Context) *Workspace {

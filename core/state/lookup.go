@@ -2,6 +2,7 @@ package state
 
 import (
 	"io"
+	"slices"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -46,7 +47,40 @@ func newLookupIter(ctx *sql.Context, td *tableData, l *sql.IndexLookup) (sql.Row
 	default:
 		return &scanIter{it: td.rows.Ascend()}, nil
 	}
+	// The engine drops an ORDER BY on the index columns and relies on the
+	// lookup returning rows in index order (our index does not implement
+	// sql.OrderedIndex, so every index counts as ordered and reversible). The
+	// ranges are disjoint but need not come sorted: for a reversed lookup
+	// they come in descending order, each to be read backwards. Visit them
+	// in ascending order; a reversed lookup returns the rows backwards.
+	if len(li.ranges) > 1 {
+		sorted, err := sql.SortRanges(li.ranges...)
+		if err != nil {
+			return nil, err
+		}
+		li.ranges = sorted
+	}
+	if l.IsReverse {
+		return reverseRows(ctx, li)
+	}
 	return li, nil
+}
+
+// reverseRows drains it and returns its rows in reverse order.
+func reverseRows(ctx *sql.Context, it sql.RowIter) (sql.RowIter, error) {
+	var rows []sql.Row
+	for {
+		r, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	slices.Reverse(rows)
+	return sql.RowsToRowIter(rows...), nil
 }
 
 func (li *lookupIter) Close(*sql.Context) error { return nil }

@@ -500,3 +500,28 @@ func TestJoinsUseIndexes(t *testing.T) {
 		t.Fatalf("join rows (-want +got):\n%s", d)
 	}
 }
+
+func TestSessionStatementsRefused(t *testing.T) {
+	ctx := context.Background()
+	s, v := loadTest(t)
+	for _, q := range []string{
+		"SET GLOBAL sql_mode = 'ANSI_QUOTES'",
+		"set persist max_connections = 1",
+		"  /* hi */ -- x\n SET @a = 1",
+		"USE information_schema",
+		"/*!40101 SET NAMES utf8 */",
+	} {
+		ws := s.Fork(v)
+		if _, err := ws.Exec(ctx, q); !errors.Is(err, ErrStatementFailed) || !strings.Contains(err.Error(), "session state is not supported") {
+			t.Errorf("%q: %v", q, err)
+		}
+		if ws.Hash() != v.Hash() {
+			t.Errorf("%q changed the workspace", q)
+		}
+	}
+	// Ordinary statements that merely contain the word still run.
+	ws := s.Fork(v)
+	if _, err := ws.Exec(ctx, "UPDATE users SET name = 'set' WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,7 +22,12 @@ import (
 // it. It is safe for concurrent use; create one per process (or per test).
 type Store struct {
 	engine *sqle.Engine
-	pool   sync.Pool // *session
+	// idle holds go-mysql-server sessions between statements (creating one
+	// costs ~150 us). The set is bounded and never dropped by the garbage
+	// collector: the engine caches prepared statements per session id, so a
+	// session that goes away must be closed explicitly (see putSession).
+	mu     sync.Mutex
+	idle   []*session
 	nextID atomic.Uint64
 	sessID atomic.Uint32
 }
@@ -33,12 +38,36 @@ func NewStore() *Store {
 	a := analyzer.NewDefault(provider{})
 	a.Coster = lookupCoster{Coster: memo.NewDefaultCoster()}
 	s := &Store{engine: sqle.New(a, nil)}
-	s.pool.New = func() any {
-		bs := sql.NewBaseSessionWithClientServer("weft", sql.Client{User: "root", Address: "localhost"}, s.sessID.Add(1))
-		bs.SetCurrentDatabase(dbName)
-		return &session{BaseSession: bs}
-	}
 	return s
+}
+
+// maxIdleSessions bounds the idle session pool; beyond it sessions are
+// closed, which frees the engine's per-session caches.
+const maxIdleSessions = 64
+
+func (s *Store) getSession() *session {
+	s.mu.Lock()
+	if n := len(s.idle); n > 0 {
+		sess := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return sess
+	}
+	s.mu.Unlock()
+	bs := sql.NewBaseSessionWithClientServer("weft", sql.Client{User: "root", Address: "localhost"}, s.sessID.Add(1))
+	bs.SetCurrentDatabase(dbName)
+	return &session{BaseSession: bs}
+}
+
+func (s *Store) putSession(sess *session) {
+	s.mu.Lock()
+	if len(s.idle) < maxIdleSessions {
+		s.idle = append(s.idle, sess)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.engine.CloseSession(sess.ID())
 }
 
 // Close releases the engine's background resources.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -35,6 +37,7 @@ type Workspace struct {
 	unit   *Unit
 	ddl    bool // schema changes allowed (only while loading)
 	save   []*tableData
+	info   *queryInfo // the previous statement's, for LAST_INSERT_ID() etc.
 }
 
 // Base returns the version this workspace was forked from or last restored to.
@@ -240,16 +243,18 @@ func (w *Workspace) run(ctx context.Context, query string, args []any) (*Rows, R
 }
 
 func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *Rows, res Result, err error) {
+	if isSessionStatement(query) {
+		return nil, Result{}, errSessionState(firstWord(query))
+	}
 	bindings, err := toBindings(args)
 	if err != nil {
 		return nil, Result{}, err
 	}
-	sess := w.store.pool.Get().(*session)
-	sess.ws = w
+	sess := w.store.getSession()
+	sess.bind(w)
 	defer func() {
-		sess.ws = nil
-		sess.ClearWarnings()
-		w.store.pool.Put(sess)
+		sess.unbind()
+		w.store.putSession(sess)
 		if p := recover(); p != nil {
 			err = fmt.Errorf("engine panic: %v", p)
 		}
@@ -339,4 +344,47 @@ func toBindings(args []any) (map[string]sqlparser.Expr, error) {
 		b[fmt.Sprintf("v%d", i+1)] = e
 	}
 	return b, nil
+}
+
+// isSessionStatement reports statements that change connection or server
+// state instead of tables (SET of any scope, including SET GLOBAL and SET
+// PERSIST, and USE). They are refused before they reach the engine: a
+// workspace's state is its tables, and the engine's global variables are
+// shared by every store in the process.
+func isSessionStatement(q string) bool {
+	if strings.Contains(q, "/*!") {
+		return true // MySQL executable comments can hide any statement
+	}
+	switch strings.ToLower(firstWord(q)) {
+	case "set", "use":
+		return true
+	}
+	return false
+}
+
+// firstWord returns the first keyword of a statement, skipping whitespace and
+// SQL comments.
+func firstWord(q string) string {
+	for {
+		q = strings.TrimLeft(q, " \t\r\n(")
+		switch {
+		case strings.HasPrefix(q, "--") || strings.HasPrefix(q, "#"):
+			if i := strings.IndexByte(q, '\n'); i >= 0 {
+				q = q[i+1:]
+				continue
+			}
+			return ""
+		case strings.HasPrefix(q, "/*"):
+			if i := strings.Index(q, "*/"); i >= 0 {
+				q = q[i+2:]
+				continue
+			}
+			return ""
+		}
+		end := strings.IndexFunc(q, func(r rune) bool { return !unicode.IsLetter(r) })
+		if end < 0 {
+			return q
+		}
+		return q[:end]
+	}
 }
