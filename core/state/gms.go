@@ -82,6 +82,11 @@ func wsFrom(ctx *sql.Context) *Workspace {
 	return nil
 }
 
+// errNoDatabase answers lookups of any database but weft's. The engine asks
+// for "mysql" on every statement and only checks for an error, so it is made
+// once: building a go-mysql-server error captures a stack trace.
+var errNoDatabase = sql.ErrDatabaseNotFound.New("only the weft database exists")
+
 // provider routes the database name to the workspace bound to the session.
 type provider struct{}
 
@@ -89,11 +94,11 @@ var _ sql.DatabaseProvider = provider{}
 
 func (provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
 	if !strings.EqualFold(name, dbName) {
-		return nil, sql.ErrDatabaseNotFound.New(name)
+		return nil, errNoDatabase
 	}
 	ws := wsFrom(ctx)
 	if ws == nil {
-		return nil, sql.ErrDatabaseNotFound.New(name)
+		return nil, errNoDatabase
 	}
 	return &database{ws: ws}, nil
 }

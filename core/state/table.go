@@ -22,6 +22,8 @@ type tableSchema struct {
 	pkCmp     func(a, b []any) int
 	collation sql.CollationID
 	comment   string
+	canon     string    // canonical text, see describe; set once built
+	pkStat    *statSlot // planner statistics of the primary key
 }
 
 // indexDef is a secondary index: entries are the indexed columns followed by
@@ -31,6 +33,7 @@ type indexDef struct {
 	cols   []int // indexed column ordinals
 	unique bool
 	cmp    func(a, b []any) int
+	stat   *statSlot // planner statistics
 }
 
 // tableData is one immutable state of a table. Writers build a new tableData
@@ -48,7 +51,7 @@ func newTableSchema(name string, sch sql.PrimaryKeySchema, collation sql.Collati
 	if len(sch.PkOrdinals) == 0 {
 		return nil, &Error{Kind: ErrNoPrimaryKey, Table: name, Err: fmt.Errorf("table %q has no primary key; weft state tables need one", name)}
 	}
-	ts := &tableSchema{name: name, lname: strings.ToLower(name), sch: sch, pk: sch.PkOrdinals, autoCol: -1, collation: collation, comment: comment}
+	ts := &tableSchema{name: name, lname: strings.ToLower(name), sch: sch, pk: sch.PkOrdinals, autoCol: -1, collation: collation, comment: comment, pkStat: &statSlot{}}
 	for i, c := range sch.Schema {
 		ts.colCmps = append(ts.colCmps, makeColCmp(c.Type))
 		if c.AutoIncrement {
@@ -60,6 +63,7 @@ func newTableSchema(name string, sch sql.PrimaryKeySchema, collation sql.Collati
 		pkc[i] = ts.colCmps[o]
 	}
 	ts.pkCmp = tupleCmp(pkc)
+	ts.canon = ts.describe()
 	return ts, nil
 }
 
@@ -73,7 +77,8 @@ func (ts *tableSchema) withIndex(name string, cols []int, unique bool) *tableSch
 	for _, o := range ts.pk {
 		cmps = append(cmps, ts.colCmps[o])
 	}
-	c.indexes = append(append([]*indexDef(nil), ts.indexes...), &indexDef{name: name, cols: cols, unique: unique, cmp: tupleCmp(cmps)})
+	c.indexes = append(append([]*indexDef(nil), ts.indexes...), &indexDef{name: name, cols: cols, unique: unique, cmp: tupleCmp(cmps), stat: &statSlot{}})
+	c.canon = c.describe()
 	return &c
 }
 
@@ -100,8 +105,12 @@ func (ts *tableSchema) isJSON(i int) bool {
 	return types.IsJSON(ts.sch.Schema[i].Type)
 }
 
-// canonical describes the schema in a stable text form for hashing.
-func (ts *tableSchema) canonical() string {
+// canonical returns the schema's stable text form for hashing. Schemas are
+// immutable, so it is computed once.
+func (ts *tableSchema) canonical() string { return ts.canon }
+
+// describe renders the schema in a stable text form.
+func (ts *tableSchema) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "table %s\n", ts.lname)
 	for _, c := range ts.sch.Schema {

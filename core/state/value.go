@@ -56,6 +56,14 @@ func makeColCmp(typ sql.Type) colCmp {
 			if y, ok := b.(string); ok && binaryStrings {
 				return strings.Compare(x, y)
 			}
+		case float64:
+			if y, ok := b.(float64); ok {
+				return cmp.Compare(x, y)
+			}
+		case decimal.Decimal:
+			if y, ok := b.(decimal.Decimal); ok {
+				return x.Cmp(y)
+			}
 		}
 		c, err := typ.Compare(context.Background(), a, b)
 		if err != nil {
