@@ -21,13 +21,14 @@ TEST_FLAGS ?= -race -count=1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test check bench demo fuzz clean
+.PHONY: all help build test module-test check bench demo fuzz clean
 
 all: build
 
 help:
 	@echo "make build   build bin/weft with version/commit stamps"
 	@echo "make test    go test $(TEST_FLAGS) ./..."
+	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the demo"
@@ -39,6 +40,29 @@ build:
 
 test:
 	$(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) module-test
+
+# The tool-module suites through the CLI, as module authors run them: the
+# retail module against the tau2-bench reference outputs (both oracle files)
+# and the C module (examples/modules/c-notes, needs Debian's clang, lld,
+# wasi-libc and libclang-rt-dev-wasm32) against its own cases. They use a
+# private registry and compilation cache under build/.
+MODULE_ENV := WEFT_REGISTRY=$(CURDIR)/build/registry
+MODULE_FLAGS := --cache-dir $(CURDIR)/build/wazero
+ORACLE := examples/data/tau2-retail/oracle
+
+build/retail-seed.json: examples/data/tau2-retail/db.json examples/modules/retail/retaildb/schema.sql
+	@mkdir -p build
+	$(GO) run ./examples/modules/retail/retaildb/cmd/retail-seed -db $< -o $@
+
+module-test: build build/retail-seed.json
+	$(MODULE_ENV) $(BIN) module build ./examples/modules/retail $(MODULE_FLAGS) \
+		--schema examples/modules/retail/retaildb/schema.sql --seed build/retail-seed.json
+	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/tasks-train.json
+	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/fuzz-public.json
+	$(MAKE) -C examples/modules/c-notes
+	$(MODULE_ENV) $(BIN) module build ./examples/modules/c-notes $(MODULE_FLAGS) --wasm examples/modules/c-notes/notes.wasm
+	$(MODULE_ENV) $(BIN) module test c-notes $(MODULE_FLAGS) --cases examples/modules/c-notes/cases.json
 
 check: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; \
@@ -66,4 +90,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME) ./core/state
 
 clean:
-	rm -rf bin bench.txt
+	rm -rf bin build bench.txt

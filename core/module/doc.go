@@ -1,6 +1,23 @@
-// Package module will hold the tool-module runtime: the module manifest
-// (tools with JSON Schemas, owned and read tables, host libraries), the
-// content-addressed module registry, the compiled-module cache and the pools
-// of warm wazero instances shared across sessions. It lands with the
-// tool-module work; nothing is implemented here yet.
+// Package module is the tool-module runtime (docs/abi.md, ABI v1): the
+// module manifest, its validation, and a wazero-based Runtime that compiles
+// each module once per sha256 digest, keeps a bounded pool of warm instances
+// per module shared by all sessions, and runs tool calls as units of work on
+// the calling session's state.Workspace:
+//
+//	rt, _ := module.NewRuntime(ctx, module.Config{CacheDir: dir})
+//	mod, _ := rt.Compile(ctx, wasm)              // validated manifest: mod.Manifest()
+//	s := &module.Session{Workspace: ws, Seed: 7, Clock: module.NewVirtualClock(t0)}
+//	res, err := mod.Call(ctx, s, "get_order_details", args)
+//
+// A successful call commits its SQL writes; a tool error (res.IsError) and
+// every failure roll them back. Failures are typed: *ArgumentError
+// (ErrInvalidArguments), ErrUnknownTool, and *CallError with Kind ErrTrap,
+// ErrDeadline, ErrCanceled, ErrMemoryLimit or ErrMalformedOutput; the
+// instance of a failed call is discarded. The guest's clock (weft_clock_v1
+// and WASI clocks) is the session's virtual clock and its randomness
+// (weft_rand_v1 and WASI random_get) the ChaCha8 stream of (seed, call
+// sequence), so replaying a session's calls in order reproduces them.
+//
+// SQLExecutor, ClassifySQLError and NewNativeHost wire a state workspace to
+// the hosts/sql library without wasm, for running a module natively.
 package module

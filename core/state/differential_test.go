@@ -119,15 +119,6 @@ type tableDef struct {
 	indexes [][]string // column lists of every index, the primary key included
 }
 
-func (t *tableDef) col(name string) colDef {
-	for _, c := range t.cols {
-		if c.name == name {
-			return c
-		}
-	}
-	panic("no column " + name)
-}
-
 func ints(lo, hi int) []string {
 	var out []string
 	for i := lo; i <= hi; i++ {

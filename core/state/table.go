@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/weft-dev/weft/core/state/internal/ptree"
 )
@@ -99,10 +98,6 @@ func (ts *tableSchema) idxKey(d *indexDef, row sql.Row) []any {
 		k = append(k, row[o])
 	}
 	return k
-}
-
-func (ts *tableSchema) isJSON(i int) bool {
-	return types.IsJSON(ts.sch.Schema[i].Type)
 }
 
 // canonical returns the schema's stable text form for hashing. Schemas are

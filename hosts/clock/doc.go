@@ -1,5 +1,5 @@
-// Package clock will give tool modules per-session virtual time as host
-// functions, so a tool call is deterministic given its state, arguments, seed
-// and clock. It lands with the tool-module work; nothing is implemented here
-// yet.
+// Package clock is the weft_clock_v1 host library (docs/abi.md): per-session
+// virtual time for tool modules, so a tool call is deterministic given its
+// state, arguments, seed and clock. The Clock of a call is bound to the
+// context passed to the guest call with WithClock.
 package clock

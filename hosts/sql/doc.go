@@ -1,6 +1,8 @@
-// Package sql will expose SQL to tool modules as host functions: queries and
-// statements routed to the calling session's workspace, limited to the tables
-// the module declares. It takes a small SQL-executor interface and imports
-// nothing of core. It lands with the tool-module work; nothing is implemented
-// here yet.
-package sql
+// Package sqlhost exposes SQL to tool modules: the weft_sql_v1 host library
+// of docs/abi.md. Handle implements the request/response JSON of the query
+// function over a small Executor interface, enforcing the module's table
+// policy before a statement runs; HostModule builds the wazero host module
+// that routes a guest's query/take calls to the Executor bound to the call's
+// context. The package imports nothing of core: the module runtime adapts a
+// state unit of work to Executor and classifies its errors.
+package sqlhost

@@ -65,7 +65,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "weft: %v\n", err)
+	if err != errSilentFailure {
+		fmt.Fprintf(env.Stderr, "weft: %v\n", err)
+	}
 	var usage *UsageError
 	if errors.As(err, &usage) {
 		return ExitUsage
@@ -174,7 +176,7 @@ func newRootCmd(env Env) *cobra.Command {
 	pf.Var(&a.logLevel, "log-level", "minimum level of the logs written to stderr: debug|info|warn|error")
 	pf.Var(&a.logFormat, "log-format", "format of the logs written to stderr: text|json")
 
-	root.AddCommand(newVersionCmd(a), newStateCmd(a))
+	root.AddCommand(newVersionCmd(a), newStateCmd(a), newModuleCmd(a))
 	return root
 }
 

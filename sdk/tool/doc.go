@@ -1,6 +1,27 @@
-// Package tool will be the guest SDK for tool backends compiled with
-// GOOS=wasip1 GOARCH=wasm: typed tool registration, the manifest export and a
-// database/sql driver over the sql host library. It depends on nothing of the
-// host side, so a third party imports only sdk. It lands with the tool-module
-// work; nothing is implemented here yet.
+// Package tool is the guest SDK for weft tool modules written in Go: typed
+// MCP tool registration with JSON Schemas derived by reflection, the
+// manifest, call dispatch, and a database/sql driver over the weft_sql_v1
+// host library. docs/abi.md (ABI v1) is the contract it implements.
+//
+// A module is a package main built as a WASI reactor:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o module.wasm ./mymodule
+//
+// with an empty main and its registrations in init:
+//
+//	func init() {
+//		tool.Module(tool.Info{Name: "hello", Version: "1.0.0", Owns: []string{"notes"}})
+//		tool.Register("add_note", "Adds a note.", addNote)
+//	}
+//
+//	func main() {}
+//
+// On GOOS=wasip1 the package exports weft_abi_v1, weft_v1_alloc,
+// weft_v1_manifest and weft_v1_call and imports the weft_sql_v1,
+// weft_clock_v1, weft_rand_v1 and weft_log_v1 host libraries. On every other
+// GOOS nothing is exported: ManifestJSON and Dispatch (with a Host of the
+// caller's choosing) are the entry points, for tests and native hosts.
+//
+// The package depends only on the standard library and on nothing of the
+// weft host side.
 package tool

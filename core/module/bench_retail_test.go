@@ -1,0 +1,160 @@
+package module
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
+)
+
+// The retail module (examples/modules/retail) through wasm, against the same
+// tools run natively on the same state. Run both together for the ratio:
+//
+//	go test -run '^$' -bench 'Retail' ./core/module
+//
+// The ...Native benchmarks run the module's own native benchmarks
+// (examples/modules/retail/bench_test.go: the SDK's Dispatch with
+// NewNativeHost on a core/state fork of db.json, one unit per call) in the
+// retail package's test binary, since a main package cannot be linked into
+// this one, and report that binary's ns/op.
+
+const (
+	retailPkg       = "../../examples/modules/retail"
+	retailDB        = "../../examples/data/tau2-retail/db.json"
+	retailGetArgs   = `{"order_id":"#W2417020"}`
+	retailModifyArg = `{"order_id":"#W4776164","item_ids":["8349118980"],"new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`
+)
+
+var (
+	retailOnce  sync.Once
+	retailWasm  []byte
+	retailTest  string // the retail package's test binary
+	retailStore *state.Store
+	retailBase  *state.Version
+	retailErr   error
+)
+
+func retailSetup(b *testing.B) {
+	b.Helper()
+	retailOnce.Do(func() {
+		gobin := goCommand()
+		out := filepath.Join(fixtureDir, "retail.wasm")
+		cmd := exec.Command(gobin, "build", "-trimpath", "-buildmode=c-shared", "-o", out, retailPkg)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			retailErr = fmt.Errorf("building retail.wasm: %v\n%s", err, msg)
+			return
+		}
+		if retailWasm, retailErr = os.ReadFile(out); retailErr != nil {
+			return
+		}
+		retailTest = filepath.Join(fixtureDir, "retail.test")
+		cmd = exec.Command(gobin, "test", "-c", "-o", retailTest, retailPkg)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			retailErr = fmt.Errorf("building the retail test binary: %v\n%s", err, msg)
+			return
+		}
+		f, err := os.Open(retailDB)
+		if err != nil {
+			retailErr = err
+			return
+		}
+		defer f.Close()
+		retailStore = state.NewStore()
+		retailBase, retailErr = retaildb.Load(context.Background(), retailStore, f)
+	})
+	if retailErr != nil {
+		b.Fatal(retailErr)
+	}
+}
+
+func benchRetailWasm(b *testing.B, tool, args string, fresh bool) {
+	retailSetup(b)
+	ctx := context.Background()
+	m, err := newRuntime(b, Config{}).Compile(ctx, retailWasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Session{Workspace: retailStore.Fork(retailBase)}
+	call := func() {
+		res, err := m.Call(ctx, s, tool, json.RawMessage(args))
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+	}
+	call() // a warm instance
+	b.ReportAllocs()
+	for b.Loop() {
+		if fresh {
+			b.StopTimer()
+			s = &Session{Workspace: retailStore.Fork(retailBase)}
+			b.StartTimer()
+		}
+		call()
+	}
+}
+
+var nsPerOp = regexp.MustCompile(`\s([0-9.]+) ns/op`)
+
+func benchRetailNative(b *testing.B, name string) {
+	retailSetup(b)
+	cmd := exec.Command(retailTest, "-test.run", "^$", "-test.bench", "^"+name+"$",
+		"-test.benchtime", strconv.Itoa(b.N)+"x", "-test.benchmem=false")
+	cmd.Dir = retailPkg
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", name, err, out)
+	}
+	mm := nsPerOp.FindSubmatch(out)
+	if mm == nil {
+		b.Fatalf("%s: no ns/op in\n%s", name, out)
+	}
+	ns, _ := strconv.ParseFloat(string(mm[1]), 64)
+	b.ReportMetric(ns, "ns/op")
+}
+
+func BenchmarkRetailGetOrderDetailsWasm(b *testing.B) {
+	benchRetailWasm(b, "get_order_details", retailGetArgs, false)
+}
+
+func BenchmarkRetailGetOrderDetailsNative(b *testing.B) {
+	benchRetailNative(b, "BenchmarkNativeGetOrderDetails")
+}
+
+// modify_pending_order_items changes the order's status: every iteration
+// runs on a fresh fork (made outside the timer).
+func BenchmarkRetailModifyPendingOrderItemsWasm(b *testing.B) {
+	benchRetailWasm(b, "modify_pending_order_items", retailModifyArg, true)
+}
+
+func BenchmarkRetailModifyPendingOrderItemsNative(b *testing.B) {
+	benchRetailNative(b, "BenchmarkNativeModifyPendingOrderItems")
+}
+
+// BenchmarkRetailCalculateWasm is the per-call overhead: a tool without SQL.
+func BenchmarkRetailCalculateWasm(b *testing.B) {
+	benchRetailWasm(b, "calculate", `{"expression":"(19.99 * 3 + 5) / 2"}`, false)
+}
+
+func BenchmarkRetailCalculateNative(b *testing.B) {
+	benchRetailNative(b, "BenchmarkNativeCalculate")
+}
+
+// BenchmarkRetailExportWasm is the export hook (the whole db in db.json's
+// shape), which `weft module test` calls once per case.
+func BenchmarkRetailExportWasm(b *testing.B) {
+	benchRetailWasm(b, ExportTool, `{}`, false)
+}
+
+func BenchmarkRetailExportNative(b *testing.B) {
+	benchRetailNative(b, "BenchmarkNativeExport")
+}

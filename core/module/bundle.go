@@ -1,0 +1,191 @@
+package module
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/core/state"
+)
+
+// Bundle file names (docs/abi.md, "Bundle").
+const (
+	BundleManifest = "manifest.json"
+	BundleWasm     = "module.wasm"
+	BundleSchema   = "schema.sql"
+	BundleSeed     = "seed.json"
+)
+
+// ErrInvalidBundle: a bundle is not a well-formed tar of the files
+// docs/abi.md lists, or its manifest and files disagree.
+var ErrInvalidBundle = errors.New("invalid module bundle")
+
+// Bundle is a tool module as published: its manifest, wasm, the DDL of the
+// tables it owns and optional seed rows. Its identity is Digest.
+type Bundle struct {
+	Manifest Manifest
+	Wasm     []byte
+	Schema   string // DDL (MySQL dialect) of the tables in Manifest.Tables.Owns
+	Seed     []byte // optional: a weft.state/v1 export, or rows in state.LoadJSON's layout
+}
+
+// canonicalManifest encodes the manifest with sorted keys and no insignificant
+// whitespace, so equal manifests give equal bytes.
+func canonicalManifest(m *Manifest) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v) // maps marshal with sorted keys
+}
+
+// Tar returns the bundle's canonical encoding: a tar of its files in name
+// order, mode 0644, zero times and owners.
+func (b *Bundle) Tar() ([]byte, error) {
+	man, err := canonicalManifest(&b.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{BundleManifest: man, BundleWasm: b.Wasm, BundleSchema: []byte(b.Schema)}
+	if len(b.Seed) > 0 {
+		files[BundleSeed] = b.Seed
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range names {
+		hdr := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), ModTime: time.Unix(0, 0).UTC(), Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(files[n]); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Digest returns "sha256:<hex>" of the bundle's canonical tar.
+func (b *Bundle) Digest() (string, error) {
+	t, err := b.Tar()
+	if err != nil {
+		return "", err
+	}
+	return digestOf(t), nil
+}
+
+func digestOf(p []byte) string {
+	s := sha256.Sum256(p)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// ReadBundle decodes a bundle tar. Errors wrap ErrInvalidBundle.
+func ReadBundle(r io.Reader) (*Bundle, error) {
+	tr := tar.NewReader(r)
+	files := map[string][]byte{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidBundle, err)
+		}
+		switch hdr.Name {
+		case BundleManifest, BundleWasm, BundleSchema, BundleSeed:
+		default:
+			return nil, fmt.Errorf("%w: unexpected file %q", ErrInvalidBundle, hdr.Name)
+		}
+		if _, dup := files[hdr.Name]; dup {
+			return nil, fmt.Errorf("%w: duplicate file %q", ErrInvalidBundle, hdr.Name)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, 1<<30))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidBundle, err)
+		}
+		files[hdr.Name] = data
+	}
+	for _, need := range []string{BundleManifest, BundleWasm, BundleSchema} {
+		if _, ok := files[need]; !ok {
+			return nil, fmt.Errorf("%w: missing %s", ErrInvalidBundle, need)
+		}
+	}
+	b := &Bundle{Wasm: files[BundleWasm], Schema: string(files[BundleSchema]), Seed: files[BundleSeed]}
+	dec := json.NewDecoder(bytes.NewReader(files[BundleManifest]))
+	if err := dec.Decode(&b.Manifest); err != nil {
+		return nil, fmt.Errorf("%w: manifest.json: %v", ErrInvalidBundle, err)
+	}
+	return b, nil
+}
+
+// SeedVersion loads the bundle's schema and seed rows into store and returns
+// the seed state every session of this module starts from. The seed may be a
+// weft.state/v1 export (its DDL must equal the bundle's schema) or a JSON
+// object of rows per table (state.LoadJSON).
+func (b *Bundle) SeedVersion(ctx context.Context, store *state.Store) (*state.Version, error) {
+	if len(bytes.TrimSpace(b.Seed)) == 0 {
+		return store.Load(ctx, b.Schema)
+	}
+	var probe struct {
+		Format string `json:"format"`
+	}
+	_ = json.Unmarshal(b.Seed, &probe)
+	if probe.Format == state.ExportFormat {
+		return store.Import(ctx, bytes.NewReader(b.Seed))
+	}
+	return store.LoadJSON(ctx, b.Schema, bytes.NewReader(b.Seed))
+}
+
+// Check verifies that the bundle's parts agree: the schema loads (with the
+// seed) and creates exactly the tables the manifest owns, and every table the
+// manifest reads or owns exists.
+func (b *Bundle) Check(ctx context.Context) error {
+	s := state.NewStore()
+	defer s.Close()
+	v, err := b.SeedVersion(ctx, s)
+	if err != nil {
+		return fmt.Errorf("%w: schema/seed: %v", ErrInvalidBundle, err)
+	}
+	have := map[string]bool{}
+	for _, t := range v.Tables() {
+		have[strings.ToLower(t)] = true
+	}
+	owns := map[string]bool{}
+	for _, t := range b.Manifest.Tables.Owns {
+		owns[strings.ToLower(t)] = true
+		if !have[strings.ToLower(t)] {
+			return fmt.Errorf("%w: manifest owns table %q, which schema.sql does not create", ErrInvalidBundle, t)
+		}
+	}
+	for _, t := range v.Tables() {
+		if !owns[strings.ToLower(t)] {
+			return fmt.Errorf("%w: schema.sql creates table %q, which the manifest does not own", ErrInvalidBundle, t)
+		}
+	}
+	for _, t := range b.Manifest.Tables.Reads {
+		if !have[strings.ToLower(t)] {
+			return fmt.Errorf("%w: manifest reads table %q, which the schema does not create", ErrInvalidBundle, t)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package module
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the module runtime. Every error Compile and Call return for a
+// module or call problem wraps one of these, so callers test with errors.Is.
+var (
+	// ErrInvalidModule: the wasm does not compile, lacks an ABI v1 export,
+	// imports something the host does not provide, or its manifest is
+	// invalid (*ModuleError).
+	ErrInvalidModule = errors.New("invalid tool module")
+	// ErrUnknownTool: the manifest declares no tool of that name.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrInvalidArguments: the arguments do not satisfy the tool's input
+	// schema (*ArgumentError); the module was not run.
+	ErrInvalidArguments = errors.New("invalid tool arguments")
+	// ErrTrap: the module trapped, panicked, exited or answered with an
+	// internalError (*CallError).
+	ErrTrap = errors.New("tool module trapped")
+	// ErrDeadline: the call exceeded its deadline (the context's or
+	// Config.CallTimeout) (*CallError).
+	ErrDeadline = errors.New("tool call deadline exceeded")
+	// ErrCanceled: the caller's context was canceled during the call
+	// (*CallError).
+	ErrCanceled = errors.New("tool call canceled")
+	// ErrMemoryLimit: the module needed more memory than its cap
+	// (*CallError).
+	ErrMemoryLimit = errors.New("tool module memory limit exceeded")
+	// ErrMalformedOutput: the response is not a CallToolResult
+	// (*CallError).
+	ErrMalformedOutput = errors.New("malformed tool module output")
+	// ErrClosed: the Runtime was closed.
+	ErrClosed = errors.New("module runtime closed")
+)
+
+// ModuleError is a module refused by Compile. It wraps ErrInvalidModule.
+type ModuleError struct {
+	Digest string // sha256:<hex> of the wasm
+	Reason string
+	Err    error // underlying error (wazero, JSON, schema), if any
+}
+
+func (e *ModuleError) Error() string {
+	s := "module " + shortDigest(e.Digest) + ": " + ErrInvalidModule.Error() + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *ModuleError) Is(target error) bool { return target == ErrInvalidModule }
+func (e *ModuleError) Unwrap() error        { return e.Err }
+
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
+}
+
+// ArgumentError is a call whose arguments failed the tool's input schema.
+// It wraps ErrInvalidArguments.
+type ArgumentError struct {
+	Tool    string
+	Pointer string // JSON pointer of the failing value in the arguments ("" for the whole object)
+	Message string
+}
+
+func (e *ArgumentError) Error() string {
+	p := e.Pointer
+	if p == "" {
+		p = "/"
+	}
+	return fmt.Sprintf("tool %s: invalid arguments at %s: %s", e.Tool, p, e.Message)
+}
+
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArguments }
+
+// CallError is an infrastructure failure of a tool call: Kind is ErrTrap,
+// ErrDeadline, ErrCanceled, ErrMemoryLimit or ErrMalformedOutput. The
+// call's SQL writes were rolled back and the instance discarded.
+type CallError struct {
+	Tool    string
+	Kind    error
+	Message string   // what went wrong (trap message, internalError text, ...)
+	Denied  []string // SQL statements the table policy refused during the call
+	Err     error    // underlying wazero error, if any
+}
+
+func (e *CallError) Error() string {
+	s := fmt.Sprintf("tool %s: %v", e.Tool, e.Kind)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func (e *CallError) Is(target error) bool { return target == e.Kind }
+func (e *CallError) Unwrap() error        { return e.Err }

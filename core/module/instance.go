@@ -1,0 +1,221 @@
+package module
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// instance is one wazero instance of a module, used by one call at a time.
+type instance struct {
+	mod                     api.Module
+	mem                     api.Memory
+	alloc, call, manifestFn api.Function
+	b                       *binding
+	// interrupt is the global of instrumentInterrupt (nil for a module
+	// compiled with wazero's own check): non-zero makes the guest trap.
+	interrupt api.MutableGlobal
+	imu       sync.Mutex // orders the interrupt's set and reset
+}
+
+// binding is what an instance's WASI clock, random source and stdio read:
+// the session of the call in progress (set before each call, reset after).
+// Outside calls (start-up, manifest) the clock reads DefaultEpoch (the Go
+// runtime refuses a zero monotonic clock) and the random stream is zero
+// bytes, so start-up is deterministic.
+var idleNanos = DefaultEpoch.UnixNano()
+
+type binding struct {
+	mu     sync.Mutex
+	now    func() int64
+	rand   io.Reader
+	log    func(level int, msg string)
+	stderr tail
+}
+
+func (b *binding) set(now func() int64, r io.Reader, log func(int, string)) {
+	b.mu.Lock()
+	b.now, b.rand, b.log = now, r, log
+	b.stderr.reset()
+	b.mu.Unlock()
+}
+
+func (b *binding) reset() { b.set(nil, nil, nil) }
+
+func (b *binding) nanos() int64 {
+	b.mu.Lock()
+	f := b.now
+	b.mu.Unlock()
+	if f == nil {
+		return idleNanos
+	}
+	return f()
+}
+
+func (b *binding) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	r := b.rand
+	b.mu.Unlock()
+	if r == nil {
+		clear(p)
+		return len(p), nil
+	}
+	return io.ReadFull(r, p)
+}
+
+func (b *binding) write(level int, p []byte, isStderr bool) {
+	b.mu.Lock()
+	log := b.log
+	if isStderr {
+		b.stderr.write(p)
+	}
+	b.mu.Unlock()
+	if log != nil {
+		log(level, string(bytes.TrimRight(p, "\n")))
+	}
+}
+
+// tail keeps the last bytes written to stderr in a call, to recognise the
+// Go runtime's "out of memory" death.
+type tail struct{ buf []byte }
+
+const tailMax = 4 << 10
+
+func (t *tail) write(p []byte) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailMax {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
+	}
+}
+
+func (t *tail) reset() { t.buf = t.buf[:0] }
+
+type stdio struct {
+	b      *binding
+	level  int
+	stderr bool
+}
+
+func (s stdio) Write(p []byte) (int, error) {
+	s.b.write(s.level, p, s.stderr)
+	return len(p), nil
+}
+
+func (m *Module) instantiate(ctx context.Context) (*instance, error) {
+	b := &binding{}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithWalltime(func() (int64, int32) {
+			ns := b.nanos()
+			sec, nsec := ns/1e9, ns%1e9
+			if nsec < 0 {
+				sec, nsec = sec-1, nsec+1e9
+			}
+			return sec, int32(nsec)
+		}, 1).
+		WithNanotime(b.nanos, 1).
+		WithRandSource(b).
+		WithStdout(stdio{b, 1, false}).
+		WithStderr(stdio{b, 2, true})
+	mod, err := m.wrt.InstantiateModule(ctx, m.compiled, cfg)
+	if err != nil {
+		return nil, err
+	}
+	inst := &instance{
+		mod:        mod,
+		mem:        mod.Memory(),
+		alloc:      mod.ExportedFunction("weft_v1_alloc"),
+		call:       mod.ExportedFunction("weft_v1_call"),
+		manifestFn: mod.ExportedFunction("weft_v1_manifest"),
+		b:          b,
+	}
+	if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok && m.wrt == m.rt.rt {
+		inst.interrupt = g
+	}
+	if inst.mem == nil {
+		mod.Close(ctx)
+		return nil, errNoMemory
+	}
+	return inst, nil
+}
+
+func (inst *instance) close(ctx context.Context) { inst.mod.Close(ctx) }
+
+// read copies a packed ptr<<32|len region out of guest memory.
+func (inst *instance) read(packed uint64) ([]byte, error) {
+	ptr, n := uint32(packed>>32), uint32(packed)
+	b, ok := inst.mem.Read(ptr, n)
+	if !ok {
+		return nil, fmt.Errorf("region [%d, +%d) outside guest memory of %d bytes", ptr, n, inst.mem.Size())
+	}
+	return bytes.Clone(b), nil
+}
+
+func (inst *instance) manifest(ctx context.Context) ([]byte, error) {
+	defer inst.interruptOn(ctx)()
+	res, err := inst.manifestFn.Call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inst.read(res[0])
+}
+
+// interruptOn arranges for the guest to trap when ctx is done; the
+// returned function disarms it and clears the interrupt.
+func (inst *instance) interruptOn(ctx context.Context) (stop func()) {
+	if inst.interrupt == nil {
+		return func() {}
+	}
+	cancel := context.AfterFunc(ctx, func() {
+		inst.imu.Lock()
+		inst.interrupt.Set(1)
+		inst.imu.Unlock()
+	})
+	return func() {
+		if !cancel() {
+			// It ran or is running: wait for it, then clear.
+			inst.imu.Lock()
+			for inst.interrupt.Get() == 0 {
+				inst.imu.Unlock()
+				runtime.Gosched()
+				inst.imu.Lock()
+			}
+			inst.interrupt.Set(0)
+			inst.imu.Unlock()
+		}
+	}
+}
+
+// invoke writes req through weft_v1_alloc and runs weft_v1_call.
+func (inst *instance) invoke(ctx context.Context, req []byte) ([]byte, error) {
+	defer inst.interruptOn(ctx)()
+	res, err := inst.alloc.Call(ctx, uint64(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	ptr := uint32(res[0])
+	if !inst.mem.Write(ptr, req) {
+		return nil, &outputError{fmt.Sprintf("weft_v1_alloc(%d) returned %d, outside guest memory", len(req), ptr)}
+	}
+	res, err = inst.call.Call(ctx, uint64(ptr), uint64(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	out, err := inst.read(res[0])
+	if err != nil {
+		return nil, &outputError{err.Error()}
+	}
+	return out, nil
+}
+
+// outputError is a protocol violation by the guest (bad pointers).
+type outputError struct{ msg string }
+
+func (e *outputError) Error() string { return e.msg }

@@ -1,0 +1,405 @@
+// Package moduletest is the harness tool-module authors use to prove a
+// module matches a reference implementation: it replays recorded call
+// sequences from the module's seed state and compares, call by call, the
+// error classification and the JSON-equal output, then the final state
+// through the module's export hook. `weft module test` is its command line.
+//
+// The cases format (JSON) is the one of examples/data/tau2-retail/README.md:
+//
+//	{"source": "...", "cases": [
+//	  {"id": "task-12",
+//	   "calls": [{"name": tool, "arguments": {...}, "error": bool, "output": <JSON>}, ...],
+//	   "final_changes": {"users"|...: {key: full record after the sequence}}}]}
+//
+// Comparison rules: the same success/error classification; on success the
+// output equal to the first text content of the result parsed as JSON (or
+// taken as a string when it is not JSON), with numbers equal by value
+// (12.0 == 12) and floats within 1e-9 relative; error wording is free. After
+// the last call, when the module has an export hook, the records whose
+// export differs from the seed's equal final_changes and nothing else
+// changed. Records are compared as the reference's data model sees them: an
+// object key holding null equals an absent key (tau2's records print unset
+// optional fields as null, its db.json leaves them out).
+package moduletest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/state"
+)
+
+// File is a cases file.
+type File struct {
+	Source string `json:"source,omitempty"`
+	Cases  []Case `json:"cases"`
+}
+
+// Case is one recorded call sequence, run from a fresh seed state.
+type Case struct {
+	ID           string                                `json:"id"`
+	Calls        []Call                                `json:"calls"`
+	FinalChanges map[string]map[string]json.RawMessage `json:"final_changes"`
+}
+
+// Call is one recorded tool call and what the reference did.
+type Call struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Error     bool            `json:"error"`
+	Output    json.RawMessage `json:"output"`
+}
+
+// Read decodes a cases file.
+func Read(r io.Reader) (*File, error) {
+	var f File
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("moduletest: cases: %w", err)
+	}
+	for i, c := range f.Cases {
+		if c.ID == "" {
+			return nil, fmt.Errorf("moduletest: case %d has no id", i)
+		}
+	}
+	return &f, nil
+}
+
+// Mismatch is one difference between the module and the reference.
+type Mismatch struct {
+	Case string `json:"case"`
+	Call int    `json:"call"` // index in the case's calls; -1 for the final state
+	Tool string `json:"tool,omitempty"`
+	What string `json:"what"` // "error", "output", "infrastructure", "final_changes"
+	Want string `json:"want"`
+	Got  string `json:"got"`
+}
+
+func (m Mismatch) String() string {
+	where := fmt.Sprintf("call %d (%s)", m.Call, m.Tool)
+	if m.Call < 0 {
+		where = "final state"
+	}
+	return fmt.Sprintf("%s: %s: %s differs\n    want: %s\n    got:  %s", m.Case, where, m.What, m.Want, m.Got)
+}
+
+// Report is the outcome of a run: a case passes when it has no mismatch.
+type Report struct {
+	Passed     int        `json:"passed"`
+	Failed     int        `json:"failed"`
+	Calls      int        `json:"calls"`
+	Mismatches []Mismatch `json:"mismatches"`
+}
+
+// Summary is the line "N passed, M failed".
+func (r *Report) Summary() string { return fmt.Sprintf("%d passed, %d failed", r.Passed, r.Failed) }
+
+// Run replays every case against mod, each from a fresh fork of seed, and
+// compares. A case's session seed is derived from its id, so runs are
+// reproducible. Infrastructure errors (a trap, a deadline, invalid
+// arguments) count as mismatches of the call. The error return is for
+// problems of the harness itself (the export hook failing on the seed).
+func Run(ctx context.Context, mod *module.Module, seed *state.Version, cases []Case) (*Report, error) {
+	store := seed.Store()
+	var base map[string]json.RawMessage
+	if mod.Manifest().Export {
+		var err error
+		if base, err = export(ctx, mod, store.Fork(seed), 0); err != nil {
+			return nil, fmt.Errorf("moduletest: export hook on the seed state: %w", err)
+		}
+	}
+	rep := &Report{Mismatches: []Mismatch{}}
+	for _, c := range cases {
+		ms := runCase(ctx, mod, store, seed, base, c)
+		rep.Calls += len(c.Calls)
+		if len(ms) == 0 {
+			rep.Passed++
+		} else {
+			rep.Failed++
+			rep.Mismatches = append(rep.Mismatches, ms...)
+		}
+	}
+	return rep, nil
+}
+
+func caseSeed(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+func runCase(ctx context.Context, mod *module.Module, store *state.Store, seed *state.Version, base map[string]json.RawMessage, c Case) []Mismatch {
+	var ms []Mismatch
+	sess := &module.Session{Workspace: store.Fork(seed), Seed: caseSeed(c.ID)}
+	for i, call := range c.Calls {
+		args := call.Arguments
+		if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+			args = json.RawMessage("{}")
+		}
+		res, err := mod.Call(ctx, sess, call.Name, args)
+		if err != nil {
+			ms = append(ms, Mismatch{Case: c.ID, Call: i, Tool: call.Name, What: "infrastructure", Want: classify(call.Error), Got: err.Error()})
+			continue
+		}
+		if res.IsError != call.Error {
+			ms = append(ms, Mismatch{Case: c.ID, Call: i, Tool: call.Name, What: "error", Want: classify(call.Error), Got: classify(res.IsError) + ": " + firstText(res)})
+			continue
+		}
+		if call.Error {
+			continue
+		}
+		got := outputValue(firstText(res))
+		want, err := decode(call.Output)
+		if err != nil {
+			ms = append(ms, Mismatch{Case: c.ID, Call: i, Tool: call.Name, What: "output", Want: string(call.Output), Got: "unreadable expected output: " + err.Error()})
+			continue
+		}
+		if !Equal(want, got) {
+			ms = append(ms, Mismatch{Case: c.ID, Call: i, Tool: call.Name, What: "output", Want: compact(call.Output), Got: firstText(res)})
+		}
+	}
+	if base == nil {
+		return ms
+	}
+	final, err := export(ctx, mod, sess.Workspace, sess.Seq()+1)
+	if err != nil {
+		return append(ms, Mismatch{Case: c.ID, Call: -1, What: "infrastructure", Want: "export hook result", Got: err.Error()})
+	}
+	return append(ms, compareFinal(c, base, final)...)
+}
+
+func classify(isErr bool) string {
+	if isErr {
+		return "tool error"
+	}
+	return "success"
+}
+
+func firstText(r *module.Result) string {
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			return c.Text
+		}
+	}
+	return ""
+}
+
+// outputValue parses a tool's text as JSON, or keeps it as a string.
+func outputValue(text string) any {
+	v, err := decode([]byte(text))
+	if err != nil {
+		return text
+	}
+	return v
+}
+
+func decode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data")
+	}
+	return v, nil
+}
+
+func compact(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// Equal compares two decoded JSON values (numbers as json.Number): objects
+// by key, arrays in order, numbers by value with a 1e-9 relative tolerance.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if x == y {
+			return true
+		}
+		fx, err1 := x.Float64()
+		fy, err2 := y.Float64()
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		return math.Abs(fx-fy) <= 1e-9*math.Max(1, math.Max(math.Abs(fx), math.Abs(fy)))
+	default:
+		return a == b
+	}
+}
+
+// export calls the export hook and splits its object into collections.
+func export(ctx context.Context, mod *module.Module, ws *state.Workspace, seed uint64) (map[string]json.RawMessage, error) {
+	res, err := mod.Call(ctx, &module.Session{Workspace: ws, Seed: seed}, module.ExportTool, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("export hook returned a tool error: %s", firstText(res))
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(firstText(res)), &out); err != nil {
+		return nil, fmt.Errorf("export hook output is not a JSON object: %w", err)
+	}
+	return out, nil
+}
+
+// compareFinal checks that the records changed from base to final are
+// exactly the case's final_changes.
+func compareFinal(c Case, base, final map[string]json.RawMessage) []Mismatch {
+	var ms []Mismatch
+	colls := map[string]bool{}
+	for k := range base {
+		colls[k] = true
+	}
+	for k := range final {
+		colls[k] = true
+	}
+	for k := range c.FinalChanges {
+		colls[k] = true
+	}
+	names := make([]string, 0, len(colls))
+	for k := range colls {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, coll := range names {
+		b, err1 := records(base[coll])
+		f, err2 := records(final[coll])
+		if err1 != nil || err2 != nil {
+			// Not a map of records: compare the collection as a whole.
+			bv, _ := decode(orNull(base[coll]))
+			fv, _ := decode(orNull(final[coll]))
+			if !Equal(bv, fv) && c.FinalChanges[coll] == nil {
+				ms = append(ms, Mismatch{Case: c.ID, Call: -1, What: "final_changes", Want: coll + " unchanged", Got: coll + " changed"})
+			}
+			continue
+		}
+		want := c.FinalChanges[coll]
+		keys := map[string]bool{}
+		for k := range b {
+			keys[k] = true
+		}
+		for k := range f {
+			keys[k] = true
+		}
+		for k := range want {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		slices.Sort(sorted)
+		for _, k := range sorted {
+			changed := !Equal(dropNulls(b[k]), dropNulls(f[k]))
+			w, expected := want[k]
+			switch {
+			case changed && !expected:
+				ms = append(ms, Mismatch{Case: c.ID, Call: -1, What: "final_changes", Want: fmt.Sprintf("%s[%s] unchanged", coll, k), Got: describe(f[k])})
+			case expected:
+				wv, err := decode(w)
+				if err != nil || !Equal(dropNulls(wv), dropNulls(f[k])) {
+					ms = append(ms, Mismatch{Case: c.ID, Call: -1, What: "final_changes", Want: fmt.Sprintf("%s[%s] = %s", coll, k, compact(w)), Got: describe(f[k])})
+				}
+			}
+		}
+	}
+	return ms
+}
+
+func orNull(b json.RawMessage) []byte {
+	if len(b) == 0 {
+		return []byte("null")
+	}
+	return b
+}
+
+func records(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 {
+		return map[string]any{}, nil
+	}
+	v, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not an object")
+	}
+	return m, nil
+}
+
+func describe(v any) string {
+	if v == nil {
+		return "absent"
+	}
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 2000 {
+		s = s[:2000] + "..."
+	}
+	return strings.TrimSpace(s)
+}
+
+// dropNulls removes object keys whose value is null, recursively.
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if e != nil {
+				out[k] = dropNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = dropNulls(e)
+		}
+		return out
+	}
+	return v
+}

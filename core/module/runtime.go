@@ -1,0 +1,400 @@
+package module
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	clockhost "github.com/weft-dev/weft/hosts/clock"
+	loghost "github.com/weft-dev/weft/hosts/log"
+	randhost "github.com/weft-dev/weft/hosts/rand"
+	sqlhost "github.com/weft-dev/weft/hosts/sql"
+)
+
+// Config configures a Runtime. Zero values take the defaults.
+type Config struct {
+	// CacheDir is wazero's file compilation cache directory, shared across
+	// processes; empty keeps compiled code in memory only.
+	CacheDir string
+	// MemoryLimitMiB caps each instance's linear memory (default 256).
+	MemoryLimitMiB uint32
+	// CallTimeout bounds one tool call (default 2s); the caller's context
+	// deadline applies too.
+	CallTimeout time.Duration
+	// ExportTimeout bounds a call of the export hook (ExportTool), which
+	// serializes the module's whole state (default 60s).
+	ExportTimeout time.Duration
+	// MaxIdleInstances bounds the warm instances kept per module (default
+	// 2 × GOMAXPROCS). More run concurrently when needed; extra ones are
+	// closed when released.
+	MaxIdleInstances int
+}
+
+const (
+	defaultMemoryMiB     = 256
+	defaultCallTimeout   = 2 * time.Second
+	defaultExportTimeout = 60 * time.Second
+	pageSize             = 64 << 10
+)
+
+// Runtime compiles and runs tool modules: one wazero runtime with the WASI
+// and weft host libraries, a compiled-module table keyed by the wasm's
+// sha256 digest, and per-module pools of warm instances shared by all
+// sessions. It is safe for concurrent use.
+type Runtime struct {
+	cfg   Config
+	rt    wazero.Runtime // modules with interrupt checks (interrupt.go)
+	cache wazero.CompilationCache
+
+	mu      sync.Mutex
+	closed  bool
+	modules map[string]*compileEntry
+	checked wazero.Runtime // nil until needed: modules without interrupt checks
+}
+
+type compileEntry struct {
+	done chan struct{}
+	mod  *Module
+	err  error
+}
+
+// NewRuntime creates a Runtime.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.MemoryLimitMiB == 0 {
+		cfg.MemoryLimitMiB = defaultMemoryMiB
+	}
+	if cfg.MemoryLimitMiB > 4096 {
+		return nil, fmt.Errorf("module: memory limit %d MiB exceeds the 4 GiB of wasm32", cfg.MemoryLimitMiB)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = defaultCallTimeout
+	}
+	if cfg.ExportTimeout <= 0 {
+		cfg.ExportTimeout = defaultExportTimeout
+	}
+	if cfg.MaxIdleInstances <= 0 {
+		cfg.MaxIdleInstances = 2 * runtime.GOMAXPROCS(0)
+	}
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("module: compilation cache: %w", err)
+		}
+		cache = c
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rt, err := newWazero(ctx, cfg, cache, false)
+	if err != nil {
+		cache.Close(ctx)
+		return nil, err
+	}
+	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{}}
+	return r, nil
+}
+
+// newWazero creates a wazero runtime with the WASI and weft host libraries.
+// closeOnDone selects wazero's own deadline check (see interrupt.go).
+func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, closeOnDone bool) (wazero.Runtime, error) {
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(closeOnDone).
+		WithMemoryLimitPages(cfg.MemoryLimitMiB * (1 << 20) / pageSize).
+		WithCompilationCache(cache)
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	for _, inst := range []func(context.Context, wazero.Runtime) error{
+		func(ctx context.Context, rt wazero.Runtime) error {
+			_, err := wasi_snapshot_preview1.Instantiate(ctx, rt)
+			return err
+		},
+		func(ctx context.Context, rt wazero.Runtime) error { _, err := sqlhost.Instantiate(ctx, rt); return err },
+		func(ctx context.Context, rt wazero.Runtime) error {
+			_, err := clockhost.Instantiate(ctx, rt)
+			return err
+		},
+		func(ctx context.Context, rt wazero.Runtime) error {
+			_, err := randhost.Instantiate(ctx, rt)
+			return err
+		},
+		func(ctx context.Context, rt wazero.Runtime) error { _, err := loghost.Instantiate(ctx, rt); return err },
+	} {
+		if err := inst(ctx, rt); err != nil {
+			rt.Close(ctx)
+			return nil, fmt.Errorf("module: host libraries: %w", err)
+		}
+	}
+	return rt, nil
+}
+
+// checkedRuntime returns the runtime with wazero's deadline check, for
+// modules instrumentInterrupt cannot rewrite, creating it on first use.
+func (r *Runtime) checkedRuntime(ctx context.Context) (wazero.Runtime, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if r.checked == nil {
+		rt, err := newWazero(ctx, r.cfg, r.cache, true)
+		if err != nil {
+			return nil, err
+		}
+		r.checked = rt
+	}
+	return r.checked, nil
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (r *Runtime) Config() Config { return r.cfg }
+
+// Close closes every instance and compiled module. Calls in progress fail.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	mods := r.modules
+	r.modules = nil
+	checked := r.checked
+	r.mu.Unlock()
+	for _, e := range mods {
+		select {
+		case <-e.done:
+			if e.mod != nil {
+				e.mod.drain(ctx)
+			}
+		default:
+		}
+	}
+	err := r.rt.Close(ctx)
+	if checked != nil {
+		if cerr := checked.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := r.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Digest is the content address of a wasm module: "sha256:<hex>".
+func Digest(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Compile compiles wasm once per digest (concurrent calls for the same
+// bytes share one compilation), reads its manifest from a first instance and
+// validates it. Errors are *ModuleError (ErrInvalidModule) or ErrClosed.
+func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	digest := Digest(wasm)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if e, ok := r.modules[digest]; ok {
+		r.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return e.mod, e.err
+	}
+	e := &compileEntry{done: make(chan struct{})}
+	r.modules[digest] = e
+	r.mu.Unlock()
+
+	e.mod, e.err = r.compile(ctx, digest, wasm)
+	if e.err != nil {
+		r.mu.Lock()
+		if r.modules != nil {
+			delete(r.modules, digest) // a later Compile may retry
+		}
+		r.mu.Unlock()
+	}
+	close(e.done)
+	return e.mod, e.err
+}
+
+// required exports of ABI v1.
+var abiExports = []string{"_initialize", "weft_abi_v1", "weft_v1_alloc", "weft_v1_manifest", "weft_v1_call"}
+
+// provided import namespaces and the host library they belong to ("" for
+// WASI, always available).
+var providedImports = map[string]string{
+	wasi_snapshot_preview1.ModuleName: "",
+	sqlhost.ModuleName:                "sql",
+	clockhost.ModuleName:              "clock",
+	randhost.ModuleName:               "rand",
+	loghost.ModuleName:                "log",
+}
+
+func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
+	bad := func(reason string, err error) error {
+		return &ModuleError{Digest: digest, Reason: reason, Err: err}
+	}
+	wrt := r.rt
+	if iw, err := instrumentInterrupt(wasm); err == nil {
+		wasm = iw
+	} else {
+		var cerr error
+		if wrt, cerr = r.checkedRuntime(ctx); cerr != nil {
+			return nil, cerr
+		}
+	}
+	cm, err := wrt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, bad("compiling", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			cm.Close(ctx)
+		}
+	}()
+	exp := cm.ExportedFunctions()
+	for _, name := range abiExports {
+		if _, found := exp[name]; !found {
+			return nil, bad(fmt.Sprintf("missing export %s (not an ABI v1 reactor)", name), nil)
+		}
+	}
+	if _, found := cm.ExportedMemories()["memory"]; !found {
+		return nil, bad("missing exported memory", nil)
+	}
+	usedHosts := map[string]bool{}
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		lib, found := providedImports[mod]
+		if !found {
+			return nil, bad(fmt.Sprintf("imports %s.%s: namespace not provided", mod, name), nil)
+		}
+		if lib != "" {
+			usedHosts[lib] = true
+		}
+	}
+	m := &Module{rt: r, wrt: wrt, digest: digest, compiled: cm}
+	inst, err := m.instantiate(ctx)
+	if err != nil {
+		return nil, bad("instantiating", err)
+	}
+	raw, err := inst.manifest(ctx)
+	if err != nil {
+		inst.close(ctx)
+		return nil, bad("reading the manifest", err)
+	}
+	if err := json.Unmarshal(raw, &m.manifest); err != nil {
+		inst.close(ctx)
+		return nil, bad("manifest is not JSON", err)
+	}
+	schemas, err := m.manifest.compileSchemas()
+	if err != nil {
+		inst.close(ctx)
+		return nil, bad("manifest", err)
+	}
+	for lib := range usedHosts {
+		if _, declared := m.manifest.Hosts[lib]; !declared {
+			inst.close(ctx)
+			return nil, bad(fmt.Sprintf("imports host library %s without declaring it in the manifest", lib), nil)
+		}
+	}
+	m.schemas = schemas
+	m.manifestJSON = raw
+	m.policy = m.manifest.SQLPolicy()
+	m.release(ctx, inst)
+	ok = true
+	return m, nil
+}
+
+// Module is a compiled, validated tool module with its pool of warm
+// instances. It is safe for concurrent use; Call runs each call on its own
+// instance.
+type Module struct {
+	rt           *Runtime
+	wrt          wazero.Runtime // r.rt, or r.checked for a module without interrupt checks
+	digest       string
+	compiled     wazero.CompiledModule
+	manifest     Manifest
+	manifestJSON []byte
+	schemas      map[string]*jsonschema.Schema
+	policy       sqlhost.Policy
+
+	mu      sync.Mutex
+	free    []*instance
+	drained bool
+}
+
+// Manifest returns the module's manifest. Callers must not modify it.
+func (m *Module) Manifest() *Manifest { return &m.manifest }
+
+// ManifestJSON returns the manifest exactly as the module returned it.
+func (m *Module) ManifestJSON() []byte { return m.manifestJSON }
+
+// Digest returns the module's content address, "sha256:<hex>" of the wasm.
+func (m *Module) Digest() string { return m.digest }
+
+// Idle returns the number of warm instances in the pool.
+func (m *Module) Idle() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.free)
+}
+
+// acquire takes a warm instance from the pool or instantiates a new one.
+func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	m.mu.Lock()
+	if m.drained {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if n := len(m.free); n > 0 {
+		inst := m.free[n-1]
+		m.free[n-1] = nil
+		m.free = m.free[:n-1]
+		m.mu.Unlock()
+		return inst, nil
+	}
+	m.mu.Unlock()
+	return m.instantiate(ctx)
+}
+
+// release returns a healthy instance to the pool (or closes it when the
+// pool is full).
+func (m *Module) release(ctx context.Context, inst *instance) {
+	inst.b.reset()
+	m.mu.Lock()
+	if !m.drained && len(m.free) < m.rt.cfg.MaxIdleInstances {
+		m.free = append(m.free, inst)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	inst.close(ctx)
+}
+
+func (m *Module) drain(ctx context.Context) {
+	m.mu.Lock()
+	free := m.free
+	m.free = nil
+	m.drained = true
+	m.mu.Unlock()
+	for _, inst := range free {
+		inst.close(ctx)
+	}
+}
+
+var errNoMemory = errors.New("module exports no memory")

@@ -1,0 +1,6 @@
+-- hello: the state of the example module (MySQL dialect).
+CREATE TABLE notes (
+  id   INT          NOT NULL AUTO_INCREMENT,
+  text VARCHAR(200),
+  PRIMARY KEY (id)
+);

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/sdk/tool"
+)
+
+// Native baselines for core/module's BenchmarkRetail*Wasm (which runs
+// these through this package's test binary for its ...Native
+// counterparts): the module's tools through the SDK's native Dispatch,
+// with module.NewNativeHost serving SQL on a core/state fork of db.json,
+// one unit of work per call, as module.Call does for the wasm build.
+
+// Arguments shared with core/module/bench_retail_test.go.
+const (
+	benchGetArgs    = `{"order_id":"#W2417020"}`
+	benchModifyArgs = `{"order_id":"#W4776164","item_ids":["8349118980"],"new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`
+)
+
+func benchNative(b *testing.B, name, args string, fresh bool) {
+	ctx := context.Background()
+	st, base := baseState(b)
+	var man module.Manifest
+	if err := json.Unmarshal(tool.ManifestJSON(), &man); err != nil {
+		b.Fatal(err)
+	}
+	req, _ := json.Marshal(map[string]any{"tool": name, "arguments": json.RawMessage(args)})
+	s := &module.Session{Workspace: st.Fork(base)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if fresh {
+			b.StopTimer()
+			s = &module.Session{Workspace: st.Fork(base)}
+			b.StartTimer()
+		}
+		unit, err := s.Workspace.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var resp callResponse
+		raw := tool.Dispatch(ctx, module.NewNativeHost(ctx, s, unit, &man), req)
+		if err := json.Unmarshal(raw, &resp); err != nil || resp.IsError || resp.InternalError != nil {
+			b.Fatalf("%s: %s", name, raw)
+		}
+		if err := unit.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNativeGetOrderDetails(b *testing.B) {
+	benchNative(b, "get_order_details", benchGetArgs, false)
+}
+
+func BenchmarkNativeModifyPendingOrderItems(b *testing.B) {
+	benchNative(b, "modify_pending_order_items", benchModifyArgs, true)
+}
+
+func BenchmarkNativeCalculate(b *testing.B) {
+	benchNative(b, "calculate", `{"expression":"(19.99 * 3 + 5) / 2"}`, false)
+}
+
+func BenchmarkNativeExport(b *testing.B) {
+	benchNative(b, "weft.export", `{}`, false)
+}

@@ -1,0 +1,265 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// Host is the host side of a call: the host libraries of docs/abi.md as Go
+// methods. On GOOS=wasip1 the package implements it with the weft_*_v1
+// imports; native hosts and tests pass their own to Dispatch.
+type Host interface {
+	// SQL runs one weft_sql_v1 request ({"sql": ..., "args": [...]}) and
+	// returns the response JSON ({"columns", "types", "rows",
+	// "rows_affected", "last_insert_id", "error"}).
+	SQL(req []byte) []byte
+	// Now is the session's virtual clock, nanoseconds since the Unix epoch
+	// (weft_clock_v1.now).
+	Now() int64
+	// Rand fills p from the session's deterministic random stream
+	// (weft_rand_v1.fill).
+	Rand(p []byte)
+	// Log writes one log record; level 0 debug, 1 info, 2 warn, 3 error
+	// (weft_log_v1.write).
+	Log(level int, msg string)
+	// Progress sends an MCP progress notification for the current call;
+	// total 0 means unknown (weft_log_v1.progress).
+	Progress(progress, total float64, msg string)
+}
+
+// callMu serializes Dispatch: DB, Log and Progress reach the host of the
+// call in progress through current.
+var callMu sync.Mutex
+
+type hostRef struct{ h Host }
+
+var (
+	current     atomic.Pointer[hostRef] // the host of the Dispatch in progress
+	defaultHost Host                    // outside Dispatch: the wasm imports on wasip1, nil elsewhere
+)
+
+// currentHost returns the host of the call in progress, else defaultHost
+// (nil on native builds).
+func currentHost() Host {
+	if r := current.Load(); r != nil {
+		return r.h
+	}
+	return defaultHost
+}
+
+// Dispatch runs one call request ({"tool": name, "arguments": {...}}, see
+// docs/abi.md "Call request") against the registered tools, with h as the
+// host libraries, and returns the response JSON: a CallToolResult
+// ({"content": [...], "structuredContent": {...}, "isError": true}) or, for
+// a module bug, {"internalError": "..."}.
+//
+// An unknown tool and undecodable arguments are tool errors (isError). A
+// malformed request, a panic in the tool ("panic: ..."; the stack is logged
+// at error level) and a result that cannot be encoded are internal errors.
+//
+// Dispatch calls are serialized by a process-wide mutex held for the whole
+// call, because DB, Log and Progress reach h through package state: calls
+// from several goroutines are safe but run one at a time, and a tool that
+// calls Dispatch itself deadlocks. Goroutines a tool starts may use DB until
+// the tool returns, not after.
+func Dispatch(ctx context.Context, h Host, request []byte) (response []byte) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	callMu.Lock()
+	defer callMu.Unlock()
+	current.Store(&hostRef{h})
+	defer current.Store(nil)
+	defer func() {
+		if p := recover(); p != nil {
+			if h != nil {
+				h.Log(3, fmt.Sprintf("panic: %v\n%s", p, debug.Stack()))
+			}
+			response = internalError(fmt.Sprintf("panic: %v", p))
+		}
+	}()
+
+	var req struct {
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(request, &req); err != nil {
+		return internalError("malformed call request: " + err.Error())
+	}
+	run := reg.lookup(req.Tool)
+	if run == nil {
+		return encodeResponse(toolError(fmt.Sprintf("unknown tool %q", req.Tool)))
+	}
+	res, err := run(ctx, req.Arguments)
+	if err != nil {
+		return internalError(err.Error())
+	}
+	return encodeResponse(res)
+}
+
+// Log writes msg to the host log at level 0 debug, 1 info, 2 warn or
+// 3 error (weft_log_v1.write); other levels are clamped. Natively it is
+// dropped outside Dispatch.
+func Log(level int, msg string) {
+	level = min(max(level, 0), 3)
+	if h := currentHost(); h != nil {
+		h.Log(level, msg)
+	}
+}
+
+// Progress sends an MCP progress notification for the current call
+// (weft_log_v1.progress); total 0 means unknown. Natively it is dropped
+// outside Dispatch.
+func Progress(progress, total float64, msg string) {
+	if h := currentHost(); h != nil {
+		h.Progress(progress, total, msg)
+	}
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type callResult struct {
+	Content           []content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+}
+
+func toolError(msg string) *callResult {
+	return &callResult{Content: []content{{Type: "text", Text: msg}}, IsError: true}
+}
+
+func internalError(msg string) []byte {
+	b, err := marshal(struct {
+		InternalError string `json:"internalError"`
+	}{msg})
+	if err != nil { // cannot happen for a string
+		return []byte(`{"internalError":"encoding failed"}`)
+	}
+	return b
+}
+
+// encodeResponse writes r as JSON, byte for byte what marshal(r) writes.
+// It is written by hand because encoding/json re-validates a
+// json.RawMessage (structuredContent, often the bulk of the response) with
+// its byte-at-a-time scanner, a function call per byte, which is slow in
+// wasm; the structured content comes from marshal and is compact already.
+func encodeResponse(r *callResult) []byte {
+	n := len(r.StructuredContent) + 64
+	for _, c := range r.Content {
+		n += len(c.Type) + len(c.Text) + 32
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+n/16))
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"content":`)
+	if r.Content == nil {
+		buf.WriteString("null")
+	} else {
+		buf.WriteByte('[')
+		for i, c := range r.Content {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(`{"type":`)
+			if err := enc.Encode(c.Type); err != nil {
+				return internalError("encoding the result: " + err.Error())
+			}
+			trimNewline(buf)
+			buf.WriteString(`,"text":`)
+			if err := enc.Encode(c.Text); err != nil {
+				return internalError("encoding the result: " + err.Error())
+			}
+			trimNewline(buf)
+			buf.WriteByte('}')
+		}
+		buf.WriteByte(']')
+	}
+	if len(r.StructuredContent) > 0 {
+		buf.WriteString(`,"structuredContent":`)
+		buf.Write(r.StructuredContent)
+	}
+	if r.IsError {
+		buf.WriteString(`,"isError":true`)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func trimNewline(buf *bytes.Buffer) {
+	if b := buf.Bytes(); len(b) > 0 && b[len(b)-1] == '\n' {
+		buf.Truncate(len(b) - 1)
+	}
+}
+
+// marshal is json.Marshal without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// decodeArgs decodes the call arguments into v strictly. Absent or null
+// arguments are {}.
+func decodeArgs(args json.RawMessage, v any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the arguments")
+	}
+	return nil
+}
+
+// encodeResult makes the CallToolResult of a tool's value; outT is the
+// tool's static Out type.
+func encodeResult(out any, outT reflect.Type) (*callResult, error) {
+	if s, ok := plainString(out, outT); ok {
+		return &callResult{Content: []content{{Type: "text", Text: s}}}, nil
+	}
+	b, err := marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %v", err)
+	}
+	if string(b) == "null" && outT.Kind() == reflect.Map {
+		b = []byte("{}")
+	}
+	r := &callResult{Content: []content{{Type: "text", Text: string(b)}}}
+	if len(b) > 0 && b[0] == '{' {
+		r.StructuredContent = b
+	}
+	return r, nil
+}
+
+// plainString reports whether out is returned as plain text: Out is a
+// string type, or an interface holding a string, without its own JSON
+// encoding.
+func plainString(out any, outT reflect.Type) (string, bool) {
+	if outT.Kind() == reflect.Interface {
+		s, ok := out.(string)
+		return s, ok
+	}
+	if outT.Kind() == reflect.String && !customJSON(outT) && !customText(outT) {
+		return reflect.ValueOf(out).String(), true
+	}
+	return "", false
+}

@@ -1,0 +1,392 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SQL error kinds of weft_sql_v1 (docs/abi.md), the values of SQLError.Kind.
+const (
+	KindDuplicateKey = "duplicate_key"
+	KindNoSuchTable  = "no_such_table"
+	KindNoSuchColumn = "no_such_column"
+	KindSyntax       = "syntax"
+	KindTypeMismatch = "type_mismatch"
+	KindNotNull      = "not_null"
+	KindDenied       = "denied" // a table the manifest does not declare
+	KindOther        = "other"
+)
+
+// SQLError is a statement the host refused or that failed (the response's
+// "error"); the statement had no effect. Check for it with errors.As:
+//
+//	var se *tool.SQLError
+//	if errors.As(err, &se) && se.Kind == tool.KindDuplicateKey { ... }
+type SQLError struct {
+	Kind    string `json:"kind"` // one of the Kind* constants
+	Message string `json:"message"`
+}
+
+func (e *SQLError) Error() string { return "sql " + e.Kind + ": " + e.Message }
+
+// DriverName is the database/sql driver name the package registers.
+const DriverName = "weft"
+
+func init() { sql.Register(DriverName, sqlDriver{}) }
+
+var (
+	dbOnce sync.Once
+	db     *sql.DB
+)
+
+// DB returns the module's database: a *sql.DB (driver "weft") over the
+// weft_sql_v1 host library, running statements on the calling session's
+// workspace inside the current call's unit of work. Use it only during a
+// tool call (natively: inside Dispatch, where it reaches the Host passed to
+// Dispatch); outside one, statements fail.
+//
+// Placeholders are ?, bound in order (named arguments are rejected).
+// Arguments may be nil, int64 (and the other integer types), uint64,
+// float64, bool, string, []byte and time.Time (sent as UTC), or
+// driver.Valuer. Column values come back by the column's weft type: int =>
+// int64, uint => uint64 (always, even when small; Scan converts it to any
+// integer type it fits), float => float64, decimal => string, string =>
+// string, bytes => []byte, time => time.Time (UTC), json => []byte holding
+// the JSON text (scan into json.RawMessage, []byte or string), null => nil;
+// a JSON null cell is nil in every column type, so a JSON column holding the
+// JSON value null reads as NULL.
+//
+// Transactions are not supported: Begin returns an error, because the whole
+// tool call already is one unit of work.
+//
+// A failed statement returns a *SQLError.
+func DB() *sql.DB {
+	dbOnce.Do(func() { db = sql.OpenDB(connector{}) })
+	return db
+}
+
+var (
+	errNoTx   = errors.New("weft sql: transactions are not supported: each tool call is already one unit of work")
+	errNoCall = errors.New("weft sql: no tool call in progress")
+)
+
+type sqlDriver struct{}
+
+func (sqlDriver) Open(string) (driver.Conn, error)                           { return conn{}, nil }
+func (sqlDriver) OpenConnector(string) (driver.Connector, error)             { return connector{}, nil }
+func (connector) Connect(context.Context) (driver.Conn, error)               { return conn{}, nil }
+func (connector) Driver() driver.Driver                                      { return sqlDriver{} }
+func (conn) Prepare(query string) (driver.Stmt, error)                       { return stmt{query}, nil }
+func (conn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) { return stmt{q}, nil }
+func (conn) Close() error                                                    { return nil }
+func (conn) Begin() (driver.Tx, error)                                       { return nil, errNoTx }
+func (conn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error)    { return nil, errNoTx }
+
+type connector struct{}
+
+// conn is stateless: every statement goes to the current call's host.
+type conn struct{}
+
+var (
+	_ driver.QueryerContext     = conn{}
+	_ driver.ExecerContext      = conn{}
+	_ driver.ConnBeginTx        = conn{}
+	_ driver.NamedValueChecker  = conn{}
+	_ driver.ConnPrepareContext = conn{}
+)
+
+func (conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return runQuery(ctx, query, args)
+}
+
+func (conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return runExec(ctx, query, args)
+}
+
+// CheckNamedValue keeps unsigned integers (database/sql's default
+// converter rejects those with the high bit set) and rejects named
+// arguments; everything else goes to the default converter.
+func (conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if nv.Name != "" {
+		return fmt.Errorf("weft sql: named argument %q: only ? placeholders are supported", nv.Name)
+	}
+	switch v := nv.Value.(type) {
+	case uint64:
+		return nil
+	case uint:
+		nv.Value = uint64(v)
+		return nil
+	}
+	return driver.ErrSkip
+}
+
+type stmt struct{ query string }
+
+func (stmt) Close() error  { return nil }
+func (stmt) NumInput() int { return -1 }
+
+func (s stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return runExec(context.Background(), s.query, named(args))
+}
+
+func (s stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return runQuery(context.Background(), s.query, named(args))
+}
+
+func (s stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return runExec(ctx, s.query, args)
+}
+
+func (s stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return runQuery(ctx, s.query, args)
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return nv
+}
+
+type result struct{ affected, lastID int64 }
+
+func (r result) LastInsertId() (int64, error) { return r.lastID, nil }
+func (r result) RowsAffected() (int64, error) { return r.affected, nil }
+
+func runExec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	resp, err := roundTrip(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	return result{resp.RowsAffected, resp.LastInsertID}, nil
+}
+
+func runQuery(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	resp, err := roundTrip(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Types) != len(resp.Columns) {
+		return nil, fmt.Errorf("weft sql: malformed response: %d columns, %d types", len(resp.Columns), len(resp.Types))
+	}
+	r := &rows{columns: resp.Columns, types: resp.Types, values: make([][]driver.Value, len(resp.Rows))}
+	if r.columns == nil {
+		r.columns = []string{}
+	}
+	for i, row := range resp.Rows {
+		if len(row) != len(r.columns) {
+			return nil, fmt.Errorf("weft sql: malformed response: row %d has %d values for %d columns", i, len(row), len(r.columns))
+		}
+		vals := make([]driver.Value, len(row))
+		for j, cell := range row {
+			v, err := decodeValue(resp.Types[j], cell)
+			if err != nil {
+				return nil, fmt.Errorf("weft sql: row %d column %q (%s): %v", i, r.columns[j], resp.Types[j], err)
+			}
+			vals[j] = v
+		}
+		r.values[i] = vals
+	}
+	return r, nil
+}
+
+type sqlRequest struct {
+	SQL  string `json:"sql"`
+	Args []any  `json:"args"`
+}
+
+type typedValue struct {
+	T string `json:"t"`
+	V string `json:"v"`
+}
+
+type sqlResponse struct {
+	Columns      []string            `json:"columns"`
+	Types        []string            `json:"types"`
+	Rows         [][]json.RawMessage `json:"rows"`
+	RowsAffected int64               `json:"rows_affected"`
+	LastInsertID int64               `json:"last_insert_id"`
+	Error        *SQLError           `json:"error"`
+}
+
+// encodeRequest builds the weft_sql_v1 request JSON.
+func encodeRequest(query string, args []driver.NamedValue) ([]byte, error) {
+	req := sqlRequest{SQL: query, Args: make([]any, len(args))}
+	for i, a := range args {
+		switch v := a.Value.(type) {
+		case nil, int64, uint64, bool, string:
+			req.Args[i] = v
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("weft sql: argument %d: %v is not a SQL value", i+1, v)
+			}
+			req.Args[i] = v
+		case []byte:
+			req.Args[i] = typedValue{"bytes", base64.StdEncoding.EncodeToString(v)}
+		case time.Time:
+			req.Args[i] = typedValue{"time", v.UTC().Format(time.RFC3339Nano)}
+		default:
+			return nil, fmt.Errorf("weft sql: argument %d: unsupported type %T", i+1, v)
+		}
+	}
+	return marshal(req)
+}
+
+func roundTrip(ctx context.Context, query string, args []driver.NamedValue) (*sqlResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h := currentHost()
+	if h == nil {
+		return nil, errNoCall
+	}
+	req, err := encodeRequest(query, args)
+	if err != nil {
+		return nil, err
+	}
+	raw := h.SQL(req)
+	var resp sqlResponse
+	err = decodeResponse(raw, &resp)
+	if err != nil {
+		resp = sqlResponse{}
+		err = json.Unmarshal(raw, &resp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("weft sql: malformed response: %v", err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return &resp, nil
+}
+
+// numberText returns the text of a JSON number, or of a JSON string's content
+// (hosts may quote numbers that do not fit a double).
+func numberText(cell json.RawMessage) (string, error) {
+	if len(cell) > 0 && cell[0] == '"' {
+		return unquoteCell(cell)
+	}
+	return string(cell), nil
+}
+
+// decodeValue converts one response cell by its column type.
+func decodeValue(typ string, cell json.RawMessage) (driver.Value, error) {
+	cell = bytes.TrimSpace(cell)
+	if string(cell) == "null" {
+		return nil, nil
+	}
+	switch typ {
+	case "null":
+		return nil, nil
+	case "int":
+		s, err := numberText(cell)
+		if err != nil {
+			return nil, err
+		}
+		return strconv.ParseInt(s, 10, 64)
+	case "uint":
+		s, err := numberText(cell)
+		if err != nil {
+			return nil, err
+		}
+		return strconv.ParseUint(s, 10, 64)
+	case "float":
+		s, err := numberText(cell)
+		if err != nil {
+			return nil, err
+		}
+		return strconv.ParseFloat(s, 64)
+	case "decimal":
+		return numberText(cell)
+	case "string":
+		return unquoteCell(cell)
+	case "bytes":
+		s, err := unquoteCell(cell)
+		if err != nil {
+			return nil, err
+		}
+		return base64.StdEncoding.DecodeString(s)
+	case "time":
+		s, err := unquoteCell(cell)
+		if err != nil {
+			return nil, err
+		}
+		return parseTime(s)
+	case "json":
+		return append([]byte(nil), cell...), nil
+	}
+	// An unknown type (a newer host): the plain JSON value.
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(cell))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i, nil
+		}
+		return v.Float64()
+	case string, bool:
+		return v, nil
+	}
+	return append([]byte(nil), cell...), nil
+}
+
+// unquoteCell is json.Unmarshal of a cell into a string.
+func unquoteCell(cell json.RawMessage) (string, error) {
+	if len(cell) >= 2 && cell[0] == '"' && cell[len(cell)-1] == '"' {
+		if s, err := unquote(cell); err == nil {
+			return s, nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(cell, &s)
+	return s, err
+}
+
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("bad time %q", s)
+}
+
+type rows struct {
+	columns []string
+	types   []string
+	values  [][]driver.Value
+	next    int
+}
+
+func (r *rows) Columns() []string { return r.columns }
+func (r *rows) Close() error      { r.next = len(r.values); return nil }
+
+func (r *rows) Next(dest []driver.Value) error {
+	if r.next >= len(r.values) {
+		return io.EOF
+	}
+	copy(dest, r.values[r.next])
+	r.next++
+	return nil
+}
+
+// ColumnTypeDatabaseTypeName returns the weft column type in upper case
+// (INT, UINT, FLOAT, DECIMAL, STRING, BYTES, TIME, JSON, NULL).
+func (r *rows) ColumnTypeDatabaseTypeName(i int) string { return strings.ToUpper(r.types[i]) }

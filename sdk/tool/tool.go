@@ -1,0 +1,282 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// abiVersion is the manifest "abi" value of ABI v1.
+const abiVersion = "weft/v1"
+
+// exportTool is the reserved tool name of the export hook.
+const exportTool = "weft.export"
+
+// Info describes a module: the manifest's name, version, description and
+// tables. Owns lists the tables the module reads and writes, Reads those it
+// only reads; its SQL may name no other table.
+type Info struct {
+	Name        string
+	Version     string
+	Description string
+	Owns        []string // tables read and written
+	Reads       []string // tables only read
+}
+
+// Option modifies a tool registered by Register.
+type Option func(*toolDef)
+
+// ReadOnly marks a tool as not modifying state: the manifest's
+// annotations.readOnlyHint.
+func ReadOnly() Option {
+	return func(t *toolDef) { t.readOnly = true }
+}
+
+// handler runs one call of a tool on the raw arguments. A non-nil error is
+// an internal error (a module bug), never a tool error.
+type handler func(ctx context.Context, args json.RawMessage) (*callResult, error)
+
+type toolDef struct {
+	name        string
+	description string
+	input       json.RawMessage
+	output      json.RawMessage // nil: no output schema
+	readOnly    bool
+	run         handler
+}
+
+type registry struct {
+	mu     sync.Mutex
+	info   *Info
+	tools  []*toolDef // registration order
+	byName map[string]*toolDef
+	export handler
+}
+
+// reg is the process's registry; tests swap it.
+var reg = &registry{}
+
+func (r *registry) add(t *toolDef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byName == nil {
+		r.byName = map[string]*toolDef{}
+	}
+	if r.byName[t.name] != nil {
+		panic(fmt.Sprintf("tool: tool %q registered twice", t.name))
+	}
+	r.byName[t.name] = t
+	r.tools = append(r.tools, t)
+}
+
+func (r *registry) lookup(name string) handler {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name == exportTool {
+		return r.export
+	}
+	if t := r.byName[name]; t != nil {
+		return t.run
+	}
+	return nil
+}
+
+// Module sets the module's identity and tables. Call it once, from init;
+// a second call panics.
+func Module(info Info) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.info != nil {
+		panic("tool: Module called twice")
+	}
+	info.Owns = append([]string(nil), info.Owns...)
+	info.Reads = append([]string(nil), info.Reads...)
+	reg.info = &info
+}
+
+// Register adds the tool name, implemented by fn, to the module. Call it
+// from init.
+//
+// The tool's input JSON Schema (draft 2020-12, "type": "object") is derived
+// from In, which must be a struct (or a pointer to one) or a map with string
+// keys. A struct field's property name is its json tag name (or the field
+// name); it is optional when it is a pointer or tagged omitempty/omitzero,
+// otherwise required; its `description:"..."` tag becomes the property's
+// description. Supported field types: string, bool, int*, uint* (minimum 0),
+// float*, slices and arrays, []byte (base64 string), maps with string or
+// integer keys, nested and embedded structs, pointers (also "null"), any and
+// json.RawMessage (any value), time.Time (date-time string), and types
+// implementing json.Marshaler (any value) or encoding.TextMarshaler
+// (string). Structs get "additionalProperties": false. A recursive type is
+// described as any value where it recurs. Unsupported types (chan, func,
+// complex, maps with other keys) panic here.
+//
+// When Out is a struct or a map (or a pointer to one) the tool also has an
+// output schema, derived the same way, except that slices, maps and
+// pointers may be null (as encoding/json writes nil ones).
+//
+// A call decodes the arguments into In strictly (unknown fields are an
+// error) and calls fn. The result has one text content: Out itself when it
+// is a string (also when Out is an interface holding a string), otherwise
+// its JSON encoding (no HTML escaping); when that encoding is a JSON object
+// it is also the structuredContent (a nil map is {}). Any error returned by
+// fn is a tool error: {"content": [{"type": "text", "text": err.Error()}],
+// "isError": true}; see Errorf. Undecodable arguments are a tool error too.
+// A panic in fn is not a tool error: it becomes an internal error, which the
+// host reports as an infrastructure failure.
+//
+// Register panics when fn is nil, the name is invalid (empty, longer than
+// 128 bytes, not of [A-Za-z0-9_.-], or starting with "weft.") or already
+// registered, or a type is unsupported.
+func Register[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...Option) {
+	if fn == nil {
+		panic(fmt.Sprintf("tool: Register(%q): nil function", name))
+	}
+	if err := checkToolName(name); err != nil {
+		panic("tool: Register: " + err.Error())
+	}
+	inT, outT := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	input, err := inputSchema(inT)
+	if err != nil {
+		panic(fmt.Sprintf("tool: Register(%q): input: %v", name, err))
+	}
+	output, err := outputSchema(outT)
+	if err != nil {
+		panic(fmt.Sprintf("tool: Register(%q): output: %v", name, err))
+	}
+	t := &toolDef{name: name, description: description, input: input, output: output}
+	for _, o := range opts {
+		o(t)
+	}
+	t.run = func(ctx context.Context, args json.RawMessage) (*callResult, error) {
+		var in In
+		if err := decodeArgs(args, &in); err != nil {
+			return toolError("invalid arguments: " + err.Error()), nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return toolError(err.Error()), nil
+		}
+		return encodeResult(out, outT)
+	}
+	reg.add(t)
+}
+
+// Export sets the module's export hook: fn returns the module's whole state
+// in its domain JSON shape, for comparison with another implementation. The
+// host calls it as the reserved tool "weft.export" (never listed among the
+// tools) and the manifest says "export": true. The result and errors are
+// handled as for Register with Out = any. Call it at most once, from init.
+func Export(fn func(ctx context.Context) (any, error)) {
+	if fn == nil {
+		panic("tool: Export: nil function")
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.export != nil {
+		panic("tool: Export called twice")
+	}
+	anyT := reflect.TypeFor[any]()
+	reg.export = func(ctx context.Context, _ json.RawMessage) (*callResult, error) {
+		out, err := fn(ctx)
+		if err != nil {
+			return toolError(err.Error()), nil
+		}
+		return encodeResult(out, anyT)
+	}
+}
+
+// Errorf formats a tool error: the agent's problem (an unknown order, a
+// wrong status), reported as an isError result whose text is the message.
+// It is a convenience: every error a tool function returns is a tool error.
+// %w wraps as in fmt.Errorf.
+func Errorf(format string, args ...any) error {
+	return &toolErr{err: fmt.Errorf(format, args...)}
+}
+
+type toolErr struct{ err error }
+
+func (e *toolErr) Error() string { return e.err.Error() }
+func (e *toolErr) Unwrap() error { return e.err }
+
+func checkToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("tool name %q: must be 1 to 128 bytes", name)
+	}
+	for _, c := range []byte(name) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+		if !ok {
+			return fmt.Errorf("tool name %q: only [A-Za-z0-9_.-] allowed", name)
+		}
+	}
+	if len(name) >= 5 && name[:5] == "weft." {
+		return fmt.Errorf("tool name %q: the weft. prefix is reserved", name)
+	}
+	return nil
+}
+
+// manifest mirrors core/module.Manifest (docs/abi.md); the SDK must not
+// import the host side.
+type manifest struct {
+	ABI         string            `json:"abi"`
+	Name        string            `json:"name"`
+	Version     string            `json:"version"`
+	Description string            `json:"description,omitempty"`
+	Tools       []manifestTool    `json:"tools"`
+	Tables      manifestTables    `json:"tables"`
+	Hosts       map[string]string `json:"hosts"`
+	Export      bool              `json:"export"`
+}
+
+type manifestTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  *annotations    `json:"annotations,omitempty"`
+}
+
+type annotations struct {
+	ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
+}
+
+type manifestTables struct {
+	Owns  []string `json:"owns"`
+	Reads []string `json:"reads,omitempty"`
+}
+
+// ManifestJSON returns the module's manifest (docs/abi.md, "Manifest"):
+// abi "weft/v1", the Info given to Module, the registered tools in
+// registration order, "hosts" listing the four v1 host libraries (sql,
+// clock, rand, log) and "export" when Export was called. The encoding is
+// deterministic and does not escape HTML characters.
+func ManifestJSON() []byte {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	m := manifest{
+		ABI:    abiVersion,
+		Tools:  []manifestTool{},
+		Tables: manifestTables{Owns: []string{}},
+		Hosts:  map[string]string{"sql": "v1", "clock": "v1", "rand": "v1", "log": "v1"},
+		Export: reg.export != nil,
+	}
+	if info := reg.info; info != nil {
+		m.Name, m.Version, m.Description = info.Name, info.Version, info.Description
+		m.Tables.Owns = append(m.Tables.Owns, info.Owns...)
+		m.Tables.Reads = info.Reads
+	}
+	for _, t := range reg.tools {
+		mt := manifestTool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
+		if t.readOnly {
+			mt.Annotations = &annotations{ReadOnlyHint: true}
+		}
+		m.Tools = append(m.Tools, mt)
+	}
+	b, err := marshal(m)
+	if err != nil {
+		panic("tool: encoding the manifest: " + err.Error())
+	}
+	return b
+}
