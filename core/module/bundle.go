@@ -162,9 +162,16 @@ func (b *Bundle) SeedVersion(ctx context.Context, store *state.Store) (*state.Ve
 func (b *Bundle) Check(ctx context.Context) error {
 	s := state.NewStore()
 	defer s.Close()
+	schemaOnly, err := s.Load(ctx, b.Schema)
+	if err != nil {
+		return fmt.Errorf("%w: schema.sql: %v", ErrInvalidBundle, err)
+	}
 	v, err := b.SeedVersion(ctx, s)
 	if err != nil {
-		return fmt.Errorf("%w: schema/seed: %v", ErrInvalidBundle, err)
+		return fmt.Errorf("%w: seed: %v", ErrInvalidBundle, err)
+	}
+	if v.Schema() != schemaOnly.Schema() {
+		return fmt.Errorf("%w: the seed state's tables differ from schema.sql (a weft.state/v1 seed carries its own DDL, which must create the same tables, columns and indexes)", ErrInvalidBundle)
 	}
 	have := map[string]bool{}
 	for _, t := range v.Tables() {

@@ -82,7 +82,7 @@ func exportValue(col *sql.Column, v any) any {
 	case []byte:
 		return x
 	case time.Time:
-		if types.IsDateType(col.Type) {
+		if col != nil && types.IsDateType(col.Type) {
 			return x.Format("2006-01-02")
 		}
 		return x.UTC().Format("2006-01-02 15:04:05.999999")
@@ -96,10 +96,26 @@ func exportValue(col *sql.Column, v any) any {
 		}
 		return val
 	}
-	if sv, err := col.Type.SQL(sql.NewEmptyContext(), nil, v); err == nil {
-		return sv.ToString()
+	if col != nil {
+		if sv, err := col.Type.SQL(sql.NewEmptyContext(), nil, v); err == nil {
+			return sv.ToString()
+		}
 	}
 	return fmt.Sprint(v)
+}
+
+// PlainValue converts a value from Rows.Values to plain JSON-ready Go:
+// integers as int64 or uint64, floats as float64, decimals as strings,
+// DATETIME/TIMESTAMP as "2006-01-02 15:04:05.999999" UTC strings, []byte as
+// is, JSON documents as their decoded value, NULL as nil.
+func PlainValue(v any) any {
+	if w, ok := v.(sql.JSONWrapper); ok {
+		x, err := w.ToInterface()
+		if err == nil {
+			return x
+		}
+	}
+	return exportValue(nil, v)
 }
 
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }

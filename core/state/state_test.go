@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,8 @@ func TestLoadErrors(t *testing.T) {
 		{"duplicate key", "CREATE TABLE t (a INT PRIMARY KEY)", []TableRows{{Table: "t", Columns: []string{"a"}, Rows: [][]any{{1}, {2}, {1}}}}, ErrDuplicateKey, "[1]"},
 		{"duplicate unique", "CREATE TABLE t (a INT PRIMARY KEY, b INT, UNIQUE KEY ub (b))", []TableRows{{Table: "t", Columns: []string{"a", "b"}, Rows: [][]any{{1, 5}, {2, 5}}}}, ErrDuplicateKey, "ub"},
 		{"type", "CREATE TABLE t (a INT PRIMARY KEY)", []TableRows{{Table: "t", Columns: []string{"a"}, Rows: [][]any{{"x"}}}}, ErrTypeMismatch, "row 0"},
+		{"bigint overflow", "CREATE TABLE t (a BIGINT PRIMARY KEY)", []TableRows{{Table: "t", Columns: []string{"a"}, Rows: [][]any{{"9223372036854775808"}}}}, ErrTypeMismatch, "out of range"},
+		{"fraction into int", "CREATE TABLE t (a INT PRIMARY KEY)", []TableRows{{Table: "t", Columns: []string{"a"}, Rows: [][]any{{1.5}}}}, ErrTypeMismatch, "not an integer"},
 		{"not null", "CREATE TABLE t (a INT PRIMARY KEY, b INT NOT NULL)", []TableRows{{Table: "t", Columns: []string{"a", "b"}, Rows: [][]any{{1, nil}}}}, ErrNotNull, "b"},
 	}
 	for _, c := range cases {
@@ -532,7 +535,25 @@ func TestSessionStatementsRefused(t *testing.T) {
 			t.Errorf("%q changed the workspace", q)
 		}
 	}
-	// Ordinary statements that merely contain the word still run.
+	for _, q := range []string{
+		"SELECT LOAD_FILE('/etc/passwd')",
+		"select load_file ('/etc/hostname') AS x",
+		"SELECT * FROM users INTO OUTFILE '/tmp/weft-leak.txt'",
+		"SELECT name FROM users LIMIT 1 INTO DUMPFILE '/tmp/weft-leak.bin'",
+		"LOAD DATA INFILE '/etc/passwd' INTO TABLE users",
+	} {
+		ws := s.Fork(v)
+		if _, err := ws.Query(ctx, q); !errors.Is(err, ErrStatementFailed) || !strings.Contains(err.Error(), "host file access") {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	if _, err := os.Stat("/tmp/weft-leak.txt"); err == nil {
+		t.Error("INTO OUTFILE wrote a host file")
+	}
+	// Ordinary statements that merely contain the words still run.
+	if got := query(t, s.Fork(v), "SELECT 'load_file outfile' AS x"); got[0][0] != "load_file outfile" {
+		t.Errorf("literal: %v", got)
+	}
 	ws := s.Fork(v)
 	if _, err := ws.Exec(ctx, "UPDATE users SET name = 'set' WHERE id = 1"); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/memo"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -118,6 +120,17 @@ func sortedTables(tables []*tableData) []*tableData {
 	s := slices.Clone(tables)
 	slices.SortFunc(s, func(a, b *tableData) int { return strings.Compare(a.schema.lname, b.schema.lname) })
 	return s
+}
+
+// Schema returns the canonical description of every table's columns,
+// primary key and indexes, in table-name order: equal for two versions
+// exactly when their schemas are equal, whatever DDL text created them.
+func (v *Version) Schema() string {
+	var b strings.Builder
+	for _, t := range sortedTables(v.tables) {
+		b.WriteString(t.schema.canonical())
+	}
+	return b.String()
 }
 
 // RowCount returns the number of rows of a table, or ErrNoSuchTable.
@@ -319,6 +332,11 @@ func convertValue(ctx *sql.Context, col *sql.Column, v any) (any, error) {
 	if inRange != sql.InRange {
 		return nil, fmt.Errorf("value %v is out of range for %s", v, col.Type.String())
 	}
+	if types.IsInteger(col.Type) {
+		if err := checkExactInteger(v, cv, col.Type); err != nil {
+			return nil, err
+		}
+	}
 	return normalize(ctx, cv)
 }
 
@@ -390,4 +408,39 @@ func sameIndexValue(ts *tableSchema, d *indexDef, a, b []any) bool {
 		}
 	}
 	return true
+}
+
+// checkExactInteger refuses bulk values that an integer column would store as
+// a different number: fractions (1.5 would become 2) and values beyond the
+// type's range that the engine's conversion wraps (2^63 into BIGINT).
+func checkExactInteger(in, stored any, typ sql.Type) error {
+	var want *big.Rat
+	switch x := in.(type) {
+	case string:
+		r, ok := new(big.Rat).SetString(strings.TrimSpace(x))
+		if !ok {
+			return nil // not a number: the conversion's own error applies
+		}
+		want = r
+	case float64:
+		want = new(big.Rat)
+		if want.SetFloat64(x) == nil {
+			return fmt.Errorf("value %v is not a number for %s", x, typ.String())
+		}
+	case float32:
+		want = new(big.Rat)
+		if want.SetFloat64(float64(x)) == nil {
+			return fmt.Errorf("value %v is not a number for %s", x, typ.String())
+		}
+	default:
+		return nil
+	}
+	if !want.IsInt() {
+		return fmt.Errorf("value %v is not an integer, as %s needs", in, typ.String())
+	}
+	got, ok := new(big.Rat).SetString(fmt.Sprint(stored))
+	if !ok || got.Cmp(want) != 0 {
+		return fmt.Errorf("value %v is out of range for %s", in, typ.String())
+	}
+	return nil
 }

@@ -246,6 +246,9 @@ func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *R
 	if isSessionStatement(query) {
 		return nil, Result{}, errSessionState(firstWord(query))
 	}
+	if hostFileAccess(query) {
+		return nil, Result{}, &Error{Kind: ErrStatementFailed, Err: fmt.Errorf("host file access (LOAD_FILE, INTO OUTFILE/DUMPFILE, LOAD DATA INFILE) is not allowed: a state reads and writes only its tables")}
+	}
 	bindings, err := toBindings(args)
 	if err != nil {
 		return nil, Result{}, err
@@ -386,5 +389,27 @@ func firstWord(q string) string {
 			return q
 		}
 		return q[:end]
+	}
+}
+
+// hostFileAccess reports statements that would read or write files of the
+// host: LOAD_FILE(), SELECT ... INTO OUTFILE / DUMPFILE, LOAD DATA INFILE.
+// The engine supports them; a state must never expose them (tool modules and
+// agents reach SQL). Tokens are scanned, so string literals that merely
+// contain these words are fine.
+func hostFileAccess(q string) bool {
+	tkn := sqlparser.NewStringTokenizer(q)
+	for {
+		typ, val := tkn.Scan()
+		switch typ {
+		case 0, sqlparser.LEX_ERROR:
+			return false
+		case sqlparser.OUTFILE, sqlparser.DUMPFILE, sqlparser.INFILE:
+			return true
+		case sqlparser.ID:
+			if strings.EqualFold(string(val), "load_file") {
+				return true
+			}
+		}
 	}
 }

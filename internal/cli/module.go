@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,8 +51,27 @@ func (f *moduleFlags) runtime(ctx context.Context) (*module.Runtime, error) {
 	return module.NewRuntime(ctx, module.Config{CacheDir: dir})
 }
 
+// moduleLevel maps a module log level (docs/abi.md: 0 debug .. 3 error) to
+// slog's.
+func moduleLevel(l int) slog.Level {
+	switch {
+	case l <= 0:
+		return slog.LevelDebug
+	case l == 1:
+		return slog.LevelInfo
+	case l == 2:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
 // load resolves REF: a bundle file path, a digest, or name[:tag].
 func (f *moduleFlags) load(ref string) (*module.Bundle, string, error) {
+	if strings.ContainsAny(ref, `/\`) || strings.HasSuffix(ref, ".tar") {
+		if _, err := os.Stat(ref); err != nil {
+			return nil, "", fmt.Errorf("bundle file %s: %w", ref, err)
+		}
+	}
 	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
 		fh, err := os.Open(ref)
 		if err != nil {
@@ -263,8 +283,10 @@ func newModuleCallCmd(a *app, f *moduleFlags) *cobra.Command {
 		Short: "Call one tool on a fresh copy of the module's seed state and print the result",
 		Long: `Call one tool on a fresh copy of the module's seed state and print the MCP
 CallToolResult as JSON. Arguments are validated against the tool's input
-schema first. A tool error (isError) is printed like any result; an
-infrastructure failure (trap, deadline, invalid arguments) exits 1.`,
+schema first. A tool error (isError) is printed like any result and exits
+0. Arguments that fail the schema or an unknown tool exit 1 with the reason
+(the caller's mistake, refused before the module runs); so does an
+infrastructure failure (trap, deadline, memory cap).`,
 		Example: `  weft module call retail get_order_details '{"order_id": "#W2417020"}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 || len(args) > 3 {
@@ -295,7 +317,7 @@ infrastructure failure (trap, deadline, invalid arguments) exits 1.`,
 				return err
 			}
 			sess := &module.Session{Workspace: v.Store().Fork(v), Seed: seed, Log: func(level int, msg string) {
-				a.log().Info("module log", "level", level, "msg", msg)
+				a.log().Log(ctx, moduleLevel(level), "module: "+strings.TrimRight(msg, "\n"), "module", b.Manifest.Name)
 			}}
 			res, err := m.Call(ctx, sess, args[1], json.RawMessage(argJSON))
 			if err != nil {
@@ -352,7 +374,12 @@ and then the summary line "N passed, M failed"; exits 1 on any mismatch.`,
 			if err != nil {
 				return err
 			}
-			rep, err := moduletest.Run(ctx, m, v, cases.Cases)
+			step := max(1, len(cases.Cases)/10)
+			rep, err := moduletest.Run(ctx, m, v, cases.Cases, func(done, total int) {
+				if done%step == 0 || done == total {
+					a.log().Info("module test progress", "cases_done", done, "cases", total)
+				}
+			})
 			if err != nil {
 				return err
 			}

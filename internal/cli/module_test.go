@@ -82,12 +82,18 @@ func TestModuleCommands(t *testing.T) {
 	  {"id": "ok", "calls": [
 	    {"name": "add_note", "arguments": {"text": "a"}, "error": false, "output": {"id": 1}},
 	    {"name": "add_note", "arguments": {"text": "b"}, "error": false, "output": {"id": 2.0}},
-	    {"name": "list_notes", "arguments": {}, "error": false, "output": {"notes": [{"id": 1, "text": "a"}, {"id": 2, "text": "b"}]}}]},
+	    {"name": "list_notes", "arguments": {}, "error": false, "output": {"notes": [{"id": 1, "text": "a"}, {"id": 2, "text": "b"}]}},
+	    {"name": "add_note", "arguments": {"text": "  "}, "error": true, "output": "Error: empty"}],
+	   "final_changes": {"notes": {"1": {"id": 1, "text": "a"}, "2": {"id": 2, "text": "b"}}}},
 	  {"id": "bad", "calls": [
-	    {"name": "add_note", "arguments": {"text": "a"}, "error": false, "output": {"id": 7}}]}
+	    {"name": "add_note", "arguments": {"text": "a"}, "error": false, "output": {"id": 7}}],
+	   "final_changes": {"notes": {"1": {"id": 1, "text": "a"}}}},
+	  {"id": "unlisted", "calls": [
+	    {"name": "add_note", "arguments": {"text": "a"}, "error": false, "output": {"id": 1}}]}
 	]}`), 0o644)
 	code, out, _ = mod("test", "hello", "--cases", cases)
-	if code != ExitError || !strings.HasSuffix(strings.TrimSpace(out), "1 passed, 1 failed") || !strings.Contains(out, "bad: call 0 (add_note): output differs") {
+	if code != ExitError || !strings.HasSuffix(strings.TrimSpace(out), "1 passed, 2 failed") || !strings.Contains(out, "bad: call 0 (add_note): output differs") ||
+		!strings.Contains(out, "unlisted: final state: final_changes differs\n    want: notes[1] unchanged") {
 		t.Fatalf("test: %d %q", code, out)
 	}
 	code, _, errOut = mod("test", "hello")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -198,17 +199,17 @@ func printChanges(w io.Writer, ch *state.Changes) error {
 	for _, t := range ch.Tables {
 		fmt.Fprintf(w, "table %s: %d added, %d removed, %d changed\n", t.Table, len(t.Added), len(t.Removed), len(t.Changed))
 		for _, r := range t.Added {
-			fmt.Fprintf(w, "  + %v %v\n", r.Key, r.Values)
+			fmt.Fprintf(w, "  + %s %s\n", textList(r.Key), textList(r.Values))
 		}
 		for _, r := range t.Removed {
-			fmt.Fprintf(w, "  - %v %v\n", r.Key, r.Values)
+			fmt.Fprintf(w, "  - %s %s\n", textList(r.Key), textList(r.Values))
 		}
 		for _, r := range t.Changed {
 			parts := make([]string, len(r.Columns))
 			for i, c := range r.Columns {
-				parts[i] = fmt.Sprintf("%s: %v -> %v", c.Column, c.Old, c.New)
+				parts[i] = fmt.Sprintf("%s: %s -> %s", c.Column, textValue(c.Old), textValue(c.New))
 			}
-			fmt.Fprintf(w, "  ~ %v %s\n", r.Key, strings.Join(parts, ", "))
+			fmt.Fprintf(w, "  ~ %s %s\n", textList(r.Key), strings.Join(parts, ", "))
 		}
 	}
 	return nil
@@ -246,20 +247,23 @@ never modified.`,
 			res := struct {
 				Columns []string `json:"columns"`
 				Rows    [][]any  `json:"rows"`
-			}{rows.Columns, rows.Values}
-			if res.Rows == nil {
-				res.Rows = [][]any{}
+			}{rows.Columns, make([][]any, len(rows.Values))}
+			if res.Columns == nil {
+				res.Columns = []string{}
+			}
+			for i, r := range rows.Values {
+				res.Rows[i] = make([]any, len(r))
+				for j, c := range r {
+					res.Rows[i][j] = state.PlainValue(c)
+				}
 			}
 			return a.print(res, func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, strings.ToUpper(strings.Join(rows.Columns, "\t")))
-				for _, r := range rows.Values {
+				fmt.Fprintln(tw, strings.Join(rows.Columns, "\t"))
+				for _, r := range res.Rows {
 					cells := make([]string, len(r))
 					for i, c := range r {
-						cells[i] = fmt.Sprint(c)
-						if c == nil {
-							cells[i] = "NULL"
-						}
+						cells[i] = textValue(c)
 					}
 					fmt.Fprintln(tw, strings.Join(cells, "\t"))
 				}
@@ -267,4 +271,30 @@ never modified.`,
 			})
 		},
 	}
+}
+
+// textValue renders a plain value for people: NULL, strings as they are,
+// everything else (numbers, JSON documents) as JSON.
+func textValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return x
+	case []byte:
+		return fmt.Sprintf("0x%X", x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func textList(vs []any) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = textValue(v)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -54,7 +54,7 @@ func TestStateCommands(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("query: %s", errOut)
 	}
-	if d := cmp.Diff("NAME  BALANCE\nann   10.5\n", out); d != "" {
+	if d := cmp.Diff("name  balance\nann   10.5\n", out); d != "" {
 		t.Fatalf("query output (-want +got):\n%s", d)
 	}
 
@@ -63,7 +63,7 @@ func TestStateCommands(t *testing.T) {
 		t.Fatalf("diff: %s", errOut)
 	}
 	want := "table users: 1 added, 1 removed, 1 changed\n" +
-		"  + [3] [3 cy <nil>]\n" +
+		"  + [3] [3 cy NULL]\n" +
 		"  - [2] [2 bob 0.00]\n" +
 		"  ~ [1] balance: 10.50 -> 7.25\n"
 	if d := cmp.Diff(want, out); d != "" {

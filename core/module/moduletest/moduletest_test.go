@@ -106,11 +106,29 @@ func TestReadRejectsBadFiles(t *testing.T) {
 	if _, err := Read(strings.NewReader(`{"cases": [{"calls": []}]}`)); err == nil || !strings.Contains(err.Error(), "no id") {
 		t.Fatalf("case without id: %v", err)
 	}
+	if _, err := Read(strings.NewReader(`{"kases": []}`)); err == nil || !strings.Contains(err.Error(), "no cases") {
+		t.Fatalf("file without cases: %v", err)
+	}
 	if _, err := Read(strings.NewReader(`{"cases": [`)); err == nil {
 		t.Fatal("truncated file accepted")
 	}
 	f, err := Read(strings.NewReader(`{"source": "s", "cases": [{"id": "a", "calls": [{"name": "t", "arguments": {"x": 1.5}, "error": false, "output": 3}]}]}`))
 	if err != nil || len(f.Cases) != 1 || f.Cases[0].Calls[0].Name != "t" || string(f.Cases[0].Calls[0].Output) != "3" {
 		t.Fatalf("read: %+v %v", f, err)
+	}
+}
+
+func TestCompareFinalNonRecordCollection(t *testing.T) {
+	base := raw(map[string]string{"notes": `[{"id": 1}]`})
+	final := raw(map[string]string{"notes": `[{"id": 1}, {"id": 2}]`})
+	listed := Case{ID: "c", FinalChanges: map[string]map[string]json.RawMessage{"notes": {"2": json.RawMessage(`{"id": 2}`)}}}
+	if ms := compareFinal(listed, base, final); len(ms) != 1 || !strings.Contains(ms[0].Want, "object of records") {
+		t.Fatalf("a list-shaped collection cannot be checked against final_changes: %v", ms)
+	}
+	if ms := compareFinal(Case{ID: "c"}, base, final); len(ms) != 1 || !strings.Contains(ms[0].Got, `"id":2`) {
+		t.Fatalf("changed list: %v", ms)
+	}
+	if ms := compareFinal(Case{ID: "c"}, base, base); len(ms) != 0 {
+		t.Fatalf("unchanged list: %v", ms)
 	}
 }

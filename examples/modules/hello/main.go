@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,10 +22,25 @@ func init() {
 	tool.Register("list_notes", "Lists all notes in id order.", listNotes, tool.ReadOnly())
 	tool.Register("now", "Returns the session's current time (UTC).", now, tool.ReadOnly())
 	tool.Register("random", "Returns a random 64-bit unsigned integer from the session's random stream.", random, tool.ReadOnly())
-	tool.Export(func(ctx context.Context) (any, error) { return listNotes(ctx, struct{}{}) })
+	tool.Export(exportNotes)
 }
 
 func main() {}
+
+// exportNotes is the export hook: the state as collections of records keyed
+// by id, {"notes": {"1": {"id": 1, "text": "..."}}}, the shape
+// `weft module test` compares final states in.
+func exportNotes(ctx context.Context) (any, error) {
+	list, err := listNotes(ctx, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	notes := map[string]note{}
+	for _, n := range list.Notes {
+		notes[strconv.FormatInt(n.ID, 10)] = n
+	}
+	return map[string]any{"notes": notes}, nil
+}
 
 type addNoteIn struct {
 	Text string `json:"text" description:"the note, at most 200 characters"`
