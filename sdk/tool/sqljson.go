@@ -72,7 +72,20 @@ func (s *jscan) strRaw() ([]byte, error) {
 			s.i++
 			return s.b[start:s.i], nil
 		case c == '\\':
-			s.i += 2
+			if s.i+1 >= len(s.b) {
+				return nil, errSyntax
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
+					return nil, errSyntax
+				}
+				s.i += 6
+			default:
+				return nil, errSyntax
+			}
 		case c < 0x20:
 			return nil, errSyntax
 		default:
@@ -80,6 +93,15 @@ func (s *jscan) strRaw() ([]byte, error) {
 		}
 	}
 	return nil, errSyntax
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // unquote decodes a JSON string's raw extent: directly when it has no
@@ -332,8 +354,9 @@ func decodeResponse(raw []byte, resp *sqlResponse) error {
 var errFallback = errors.New("fallback")
 
 func (s *jscan) end() error {
-	if s.peek() != 0 {
-		return errSyntax
+	s.ws()
+	if s.i != len(s.b) {
+		return errSyntax // trailing data, a NUL byte included (peek reads it as the end)
 	}
 	return nil
 }
