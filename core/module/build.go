@@ -34,6 +34,14 @@ func Build(ctx context.Context, rt *Runtime, dir string, opts BuildOptions) (*Bu
 	if goCmd == "" {
 		goCmd = "go"
 	}
+	// Fail on a missing schema before spending seconds compiling.
+	schema := opts.Schema
+	if schema == "" {
+		schema = filepath.Join(dir, BundleSchema)
+	}
+	if _, err := os.Stat(schema); err != nil {
+		return nil, fmt.Errorf("%w: schema: %v", ErrInvalidBundle, err)
+	}
 	tmp, err := os.MkdirTemp("", "weft-build-*")
 	if err != nil {
 		return nil, err
@@ -43,12 +51,10 @@ func Build(ctx context.Context, rt *Runtime, dir string, opts BuildOptions) (*Bu
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildmode=c-shared", "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	// The compiler's messages go into the error (once), not also to Log.
 	var stderr bytes.Buffer
 	cmd.Stdout = opts.Log
 	cmd.Stderr = &stderr
-	if opts.Log != nil {
-		cmd.Stderr = io.MultiWriter(&stderr, opts.Log)
-	}
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%w: go build in %s: %v\n%s", ErrBuild, dir, err, stderr.String())
 	}
