@@ -1,6 +1,7 @@
 package state
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -16,7 +17,7 @@ type Changes struct {
 	Tables []TableDiff `json:"tables"`
 }
 
-// Empty reports whether the two states had equal rows in every table.
+// Empty reports whether the two states had the same tables, schemas and rows.
 func (c *Changes) Empty() bool { return len(c.Tables) == 0 }
 
 // Count returns the number of added, removed and changed rows over all tables.
@@ -33,7 +34,12 @@ func (c *Changes) Count() int {
 // int64 or uint64, floats as float64, decimals and date/times as strings,
 // JSON documents as decoded JSON values, NULL as nil.
 type TableDiff struct {
-	Table      string      `json:"table"`
+	Table string `json:"table"`
+	// Schema is "" when both states have the table with the same schema;
+	// "added" or "removed" when only b or only a has it; "changed" when its
+	// columns, key or indexes differ (then every row of a is listed as
+	// removed and every row of b as added, each in its own schema's columns).
+	Schema     string      `json:"schema,omitempty"`
 	Columns    []string    `json:"columns"`     // all column names, in table order
 	PrimaryKey []string    `json:"primary_key"` // primary key column names
 	Added      []Row       `json:"added,omitempty"`
@@ -101,6 +107,9 @@ func diffTables(at, bt []*tableData) *Changes {
 			}
 		}
 	}
+	slices.SortStableFunc(out.Tables, func(x, y TableDiff) int {
+		return strings.Compare(strings.ToLower(x.Table), strings.ToLower(y.Table))
+	})
 	return out
 }
 
@@ -134,9 +143,11 @@ func diffTable(a, b *tableData) (TableDiff, bool) {
 	case a == nil:
 		ta = ptree.New[[]any, sql.Row](ts.pkCmp)
 		tb = b.rows
+		td.Schema = "added"
 	case b == nil:
 		ta = a.rows
 		tb = ptree.New[[]any, sql.Row](ts.pkCmp)
+		td.Schema = "removed"
 	default:
 		ta, tb = a.rows, b.rows
 		if a.schema.canonical() != b.schema.canonical() {
@@ -144,6 +155,7 @@ func diffTable(a, b *tableData) (TableDiff, bool) {
 			ta, tb = a.rows, ptree.New[[]any, sql.Row](ts.pkCmp)
 			td2, _ := diffTable(nil, b)
 			td.Added = td2.Added
+			td.Schema = "changed"
 		}
 	}
 	eq := func(x, y sql.Row) bool { return rowsEqual(sch, ts.colCmps, x, y) }
@@ -165,7 +177,7 @@ func diffTable(a, b *tableData) (TableDiff, bool) {
 		}
 		return true
 	})
-	return td, len(td.Added)+len(td.Removed)+len(td.Changed) > 0
+	return td, td.Schema != "" || len(td.Added)+len(td.Removed)+len(td.Changed) > 0
 }
 
 // tableByName finds a table of a state by case-insensitive name.

@@ -559,3 +559,29 @@ func TestSessionStatementsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestDiffSchemaChanges(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore()
+	a, err := s.Load(ctx, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(50))", TableRows{Table: "t", Columns: []string{"id", "v"}, Rows: [][]any{{1, "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Load(ctx, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(100)); CREATE TABLE extra (id INT PRIMARY KEY)", TableRows{Table: "t", Columns: []string{"id", "v"}, Rows: [][]any{{1, "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Diff(a, b)
+	if d.Empty() || len(d.Tables) != 2 {
+		t.Fatalf("schema differences not reported: %+v", d)
+	}
+	if d.Tables[0].Table != "extra" || d.Tables[0].Schema != "added" || len(d.Tables[0].Added) != 0 {
+		t.Fatalf("empty added table: %+v", d.Tables[0])
+	}
+	if d.Tables[1].Table != "t" || d.Tables[1].Schema != "changed" || len(d.Tables[1].Added) != 1 || len(d.Tables[1].Removed) != 1 {
+		t.Fatalf("changed schema: %+v", d.Tables[1])
+	}
+	if a.Hash() == b.Hash() {
+		t.Fatal("different schemas, equal hashes")
+	}
+}

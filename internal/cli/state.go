@@ -197,7 +197,11 @@ func printChanges(w io.Writer, ch *state.Changes) error {
 		return err
 	}
 	for _, t := range ch.Tables {
-		fmt.Fprintf(w, "table %s: %d added, %d removed, %d changed\n", t.Table, len(t.Added), len(t.Removed), len(t.Changed))
+		schema := ""
+		if t.Schema != "" {
+			schema = " (table " + t.Schema + ")"
+		}
+		fmt.Fprintf(w, "table %s%s: %d added, %d removed, %d changed\n", t.Table, schema, len(t.Added), len(t.Removed), len(t.Changed))
 		for _, r := range t.Added {
 			fmt.Fprintf(w, "  + %s %s\n", textList(r.Key), textList(r.Values))
 		}
@@ -258,6 +262,10 @@ never modified.`,
 				}
 			}
 			return a.print(res, func(w io.Writer) error {
+				if len(rows.Columns) == 0 {
+					_, err := fmt.Fprintln(w, "(no result set; statements run on a throwaway fork, the state file is never modified)")
+					return err
+				}
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, strings.Join(rows.Columns, "\t"))
 				for _, r := range res.Rows {
