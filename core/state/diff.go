@@ -179,13 +179,3 @@ func diffTable(a, b *tableData) (TableDiff, bool) {
 	})
 	return td, td.Schema != "" || len(td.Added)+len(td.Removed)+len(td.Changed) > 0
 }
-
-// tableByName finds a table of a state by case-insensitive name.
-func tableByName(tables []*tableData, name string) *tableData {
-	for _, t := range tables {
-		if strings.EqualFold(t.schema.name, name) {
-			return t
-		}
-	}
-	return nil
-}

@@ -1161,3 +1161,13 @@ func TestIsolationSessionStateDoesNotLeak(t *testing.T) {
 		t.Errorf("LAST_INSERT_ID() in a fresh fork: %v, %v", r, err)
 	}
 }
+
+// tableByName finds a table of a state by case-insensitive name.
+func tableByName(tables []*tableData, name string) *tableData {
+	for _, t := range tables {
+		if strings.EqualFold(t.schema.name, name) {
+			return t
+		}
+	}
+	return nil
+}
