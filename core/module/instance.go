@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -173,23 +172,23 @@ func (inst *instance) interruptOn(ctx context.Context) (stop func()) {
 	if inst.interrupt == nil {
 		return func() {}
 	}
+	// armed is guarded by inst.imu: once stop has run, a late AfterFunc
+	// (the deadline passing just as the call returns) does nothing, so stop
+	// never has to wait for it.
+	armed := true
 	cancel := context.AfterFunc(ctx, func() {
 		inst.imu.Lock()
-		inst.interrupt.Set(1)
+		if armed {
+			inst.interrupt.Set(1)
+		}
 		inst.imu.Unlock()
 	})
 	return func() {
-		if !cancel() {
-			// It ran or is running: wait for it, then clear.
-			inst.imu.Lock()
-			for inst.interrupt.Get() == 0 {
-				inst.imu.Unlock()
-				runtime.Gosched()
-				inst.imu.Lock()
-			}
-			inst.interrupt.Set(0)
-			inst.imu.Unlock()
-		}
+		cancel()
+		inst.imu.Lock()
+		armed = false
+		inst.interrupt.Set(0)
+		inst.imu.Unlock()
 	}
 }
 
