@@ -22,9 +22,14 @@ func TestInstrumentInterrupt(t *testing.T) {
 			t.Errorf("%d bytes: no error", len(bad))
 		}
 	}
-	m := compileFixture(t, newRuntime(t, Config{}), "fx")
+	m := compileFixture(t, newRuntime(t, Config{FastInterrupt: true}), "fx")
 	if m.wrt != m.rt.rt {
 		t.Fatal("fx is not on the instrumented runtime")
+	}
+	// By default modules run with wazero's own check (Go safepoints in
+	// loops), not instrumented.
+	if d := compileFixture(t, newRuntime(t, Config{}), "fx"); d.wrt == d.rt.rt {
+		t.Fatal("instrumented without FastInterrupt")
 	}
 	inst, err := m.acquire(context.Background())
 	if err != nil {
