@@ -78,6 +78,10 @@ type Session struct {
 // runs with sequence number Seq().
 func (s *Session) Seq() uint64 { return s.seq.Load() }
 
+// SetSeq sets the sequence number of the session's next call: replay and
+// recovery re-run a ledger's calls with the numbers they first had.
+func (s *Session) SetSeq(n uint64) { s.seq.Store(n) }
+
 func (s *Session) now() int64 {
 	if s.Clock == nil {
 		return DefaultEpoch.UnixNano()
