@@ -157,8 +157,8 @@ func (b *Bundle) SeedVersion(ctx context.Context, store *state.Store) (*state.Ve
 }
 
 // Check verifies that the bundle's parts agree: the schema loads (with the
-// seed) and creates exactly the tables the manifest owns, and every table the
-// manifest reads or owns exists.
+// seed) and creates exactly the tables the manifest owns. Tables the
+// manifest only reads may come from another module of a lifecycle group.
 func (b *Bundle) Check(ctx context.Context) error {
 	s := state.NewStore()
 	defer s.Close()
@@ -189,10 +189,7 @@ func (b *Bundle) Check(ctx context.Context) error {
 			return fmt.Errorf("%w: schema.sql creates table %q, which the manifest does not own", ErrInvalidBundle, t)
 		}
 	}
-	for _, t := range b.Manifest.Tables.Reads {
-		if !have[strings.ToLower(t)] {
-			return fmt.Errorf("%w: manifest reads table %q, which the schema does not create", ErrInvalidBundle, t)
-		}
-	}
+	// Tables the module only reads may belong to another module of its
+	// lifecycle group; the group checks they exist when it is formed.
 	return nil
 }

@@ -1,0 +1,414 @@
+package megamcp
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/core/module"
+)
+
+// GenerationHeader carries a request's generation (fencing) on the admin
+// API and on MCP requests; the admin API also takes a "generation" JSON
+// field or query parameter.
+const GenerationHeader = "Weft-Generation"
+
+// maxAdminBody bounds admin request bodies (state imports included).
+const maxAdminBody = 256 << 20
+
+// apiError is the JSON error body of the admin API.
+type apiError struct {
+	Error struct {
+		Code              string `json:"code"`
+		Message           string `json:"message"`
+		CurrentGeneration uint64 `json:"current_generation,omitempty"`
+	} `json:"error"`
+}
+
+func httpStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrNoSuchSession), errors.Is(err, ErrNoSuchVersion), errors.Is(err, ErrNoSuchModule):
+		return http.StatusNotFound
+	case errors.Is(err, ErrStaleGeneration):
+		return http.StatusConflict
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrLedger), errors.Is(err, ErrClosed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrCanceled), errors.Is(err, module.ErrTrap),
+		errors.Is(err, module.ErrMemoryLimit), errors.Is(err, module.ErrMalformedOutput):
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var body apiError
+	body.Error.Code = errorKind(err)
+	body.Error.Message = err.Error()
+	var fe *FencedError
+	if errors.As(err, &fe) {
+		body.Error.CurrentGeneration = fe.Current
+		w.Header().Set(GenerationHeader, strconv.FormatUint(fe.Current, 10))
+	}
+	writeJSON(w, httpStatus(err), body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// bearer wraps h with token authentication: "Authorization: Bearer TOKEN".
+// An empty token disables the check.
+func bearer(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+			var body apiError
+			body.Error.Code, body.Error.Message = "unauthorized", "missing or wrong bearer token"
+			writeJSON(w, http.StatusUnauthorized, body)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// decodeBody reads a JSON request body into v (an empty body leaves v
+// unchanged).
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", ErrBadRequest, err)
+	}
+	return nil
+}
+
+// generation reads the request's generation: header, then query, then the
+// body field (passed in as fromBody).
+func generation(r *http.Request, fromBody uint64) (uint64, error) {
+	for _, s := range []string{r.Header.Get(GenerationHeader), r.URL.Query().Get("generation")} {
+		if s != "" {
+			g, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w: generation %q", ErrBadRequest, s)
+			}
+			return g, nil
+		}
+	}
+	return fromBody, nil
+}
+
+// AdminHandler returns the admin API (docs/api.md), rooted at /v1/.
+func (s *Server) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		var req CreateOptions
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		info, err := s.Create(r.Context(), req)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, sessionBody(info))
+	})
+	mux.HandleFunc("GET /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"sessions": s.Sessions()})
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		ss, err := s.Session(r.PathValue("id"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, sessionBody(ss.Info()))
+	})
+	mux.HandleFunc("DELETE /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		gen, err := generation(r, 0)
+		if err == nil {
+			err = s.Delete(r.PathValue("id"), gen)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/calls", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Tool       string          `json:"tool"`
+			Arguments  json.RawMessage `json:"arguments"`
+			Generation uint64          `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		res, err := s.Call(r.Context(), r.PathValue("id"), CallRequest{Generation: gen, Tool: req.Tool, Arguments: req.Arguments})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Generation uint64 `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		vid, err := s.Snapshot(r.PathValue("id"), gen)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"version": vid})
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/restore", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Version    string `json:"version"`
+			Generation uint64 `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err == nil && req.Version == "" {
+			err = fmt.Errorf("%w: restore needs a version", ErrBadRequest)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		g, err := s.Restore(r.PathValue("id"), gen, req.Version)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set(GenerationHeader, strconv.FormatUint(g, 10))
+		writeJSON(w, http.StatusOK, map[string]uint64{"generation": g})
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/fork", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Version    string `json:"version"`
+			Generation uint64 `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		info, err := s.Fork(r.Context(), r.PathValue("id"), gen, req.Version)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, sessionBody(info))
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/clock", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Time       time.Time `json:"time"`
+			Generation uint64    `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err == nil && req.Time.IsZero() {
+			err = fmt.Errorf("%w: clock needs a time (RFC 3339)", ErrBadRequest)
+		}
+		if err == nil {
+			err = s.SetClock(r.PathValue("id"), gen, req.Time)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]time.Time{"clock": req.Time.UTC()})
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}/ledger", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		from, limit := uint64(0), 100
+		if v := q.Get("from"); v != "" {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				writeError(w, fmt.Errorf("%w: from %q", ErrBadRequest, v))
+				return
+			}
+			from = n
+		}
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				writeError(w, fmt.Errorf("%w: limit %q (1..10000)", ErrBadRequest, v))
+				return
+			}
+			limit = n
+		}
+		recs, err := s.Ledger(r.PathValue("id"), from, limit)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		body := map[string]any{"records": recs}
+		if len(recs) == limit {
+			body["next"] = from + uint64(limit)
+		}
+		writeJSON(w, http.StatusOK, body)
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}/state", func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.Current(r.PathValue("id"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = v.Export(w)
+	})
+	mux.HandleFunc("GET /v1/sessions/{id}/diff", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		from := r.URL.Query().Get("from")
+		if from == "" {
+			ss, err := s.Session(id)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			from = ss.base
+		}
+		c, err := s.Diff(from, "session:"+id)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, c)
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/verify", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Checks     []Check `json:"checks"`
+			Generation uint64  `json:"generation"`
+		}
+		if err := decodeBody(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		gen, err := generation(r, req.Generation)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		res, err := s.Verify(r.Context(), r.PathValue("id"), gen, req.Checks)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
+	mux.HandleFunc("POST /v1/sessions/{id}/replay", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		h, err := s.Replay(r.Context(), id)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		ss, err := s.Session(id)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		cur := ss.Info().Hash
+		writeJSON(w, http.StatusOK, map[string]any{"replay_hash": h.String(), "hash": cur, "equal": cur == h.String()})
+	})
+	mux.HandleFunc("POST /v1/versions", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+		if err != nil {
+			writeError(w, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			return
+		}
+		vid, err := s.ImportVersion(r.Context(), b)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]string{"version": vid})
+	})
+	mux.HandleFunc("GET /v1/versions/{vid}", func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.Version(r.PathValue("vid"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = v.Export(w)
+	})
+	mux.HandleFunc("GET /v1/diff", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("a") == "" || q.Get("b") == "" {
+			writeError(w, fmt.Errorf("%w: diff needs a and b (version ids or session:<id>)", ErrBadRequest))
+			return
+		}
+		c, err := s.Diff(q.Get("a"), q.Get("b"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, c)
+	})
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		var body apiError
+		body.Error.Code, body.Error.Message = "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)
+		writeJSON(w, http.StatusNotFound, body)
+	})
+	return mux
+}
+
+// sessionBody is a session's admin representation: its info and where its
+// MCP endpoint is.
+func sessionBody(info *SessionInfo) any {
+	return struct {
+		*SessionInfo
+		MCP string `json:"mcp"`
+	}{info, "/mcp/sessions/" + info.ID}
+}

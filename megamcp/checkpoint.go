@@ -1,0 +1,332 @@
+package megamcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/state"
+)
+
+// checkpointInfo is sessions/<id>/checkpoint.json: the session's state after
+// its first Index ledger records, as a delta (state.ExportDelta) against
+// Anchor, the version it was created from or last restored to.
+type checkpointInfo struct {
+	Index      uint64          `json:"index"`
+	Generation uint64          `json:"generation"`
+	Seq        uint64          `json:"seq"`
+	Calls      uint64          `json:"calls"`
+	Clock      int64           `json:"clock_ns"`
+	Anchor     string          `json:"anchor"`
+	Hash       string          `json:"hash"` // state hash, checked on recovery
+	Delta      json.RawMessage `json:"delta,omitempty"`
+	Time       time.Time       `json:"time"`
+}
+
+func (s *Server) checkpointLoop() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.CheckpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.checkpointAll(false); err != nil {
+				s.log.Error("checkpoint", "err", err)
+			}
+		}
+	}
+}
+
+// checkpointAll checkpoints every session with ledger records newer than
+// its last checkpoint.
+func (s *Server) checkpointAll(final bool) error {
+	s.mu.RLock()
+	list := make([]*Session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		list = append(list, ss)
+	}
+	s.mu.RUnlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	var errs []error
+	var lag uint64
+	for _, ss := range list {
+		if err := ss.checkpoint(); err != nil {
+			errs = append(errs, errSession(ss.id, err))
+		}
+		ss.mu.Lock()
+		lag += ss.nrec - ss.ck.Index
+		ss.mu.Unlock()
+	}
+	if s.met != nil {
+		s.met.checkpointLag.Set(float64(lag))
+	}
+	return errors.Join(errs...)
+}
+
+// checkpoint writes the session's checkpoint if it has new records. The
+// session is locked only to take the snapshot (O(tables)); the delta is
+// computed and written outside the lock.
+func (ss *Session) checkpoint() error {
+	ss.mu.Lock()
+	if ss.closed || ss.nrec == ss.ck.Index {
+		ss.mu.Unlock()
+		return nil
+	}
+	v, err := ss.ws.Snapshot()
+	if err != nil {
+		ss.mu.Unlock()
+		return err
+	}
+	info := checkpointInfo{Index: ss.nrec, Generation: ss.gen, Seq: ss.ms.Seq(), Calls: ss.calls,
+		Clock: ss.clock.Now().UnixNano(), Hash: v.Hash().String()}
+	anchor := ss.anchor
+	ss.mu.Unlock()
+
+	start := time.Now()
+	aid, err := ss.srv.putVersion(anchor)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := v.ExportDelta(&buf, anchor); err != nil {
+		// The schema changed: checkpoint the whole state as a version.
+		if aid, err = ss.srv.putVersion(v); err != nil {
+			return err
+		}
+		buf.Reset()
+		if err := v.ExportDelta(&buf, v); err != nil {
+			return err
+		}
+	}
+	info.Anchor = aid
+	info.Delta = bytes.TrimSpace(buf.Bytes())
+	info.Time = time.Now().UTC()
+	if err := writeFileAtomic(filepath.Join(ss.dir(), "checkpoint.json"), mustJSON(info), ss.srv.cfg.Fsync == FsyncAlways); err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	if info.Index > ss.ck.Index {
+		info.Delta = nil // not needed in memory
+		ss.ck = info
+	}
+	ss.mu.Unlock()
+	if m := ss.srv.met; m != nil {
+		m.checkpoints.Inc()
+		m.checkpointSeconds.Observe(time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// replayer re-runs ledger records on a workspace: recovery after the
+// session's checkpoint, and Replay from its initial version.
+type replayer struct {
+	srv    *Server
+	group  *Group
+	ws     *state.Workspace
+	ms     *module.Session
+	clock  *module.VirtualClock
+	gen    uint64
+	anchor *state.Version
+	calls  uint64
+}
+
+func (s *Server) newReplayer(g *Group, v *state.Version, meta sessionMeta) *replayer {
+	clock := module.NewVirtualClock(time.Unix(0, meta.Clock).UTC())
+	ws := s.store.Fork(v)
+	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v,
+		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock}}
+}
+
+// apply re-runs one record. Only calls that committed changes are run again
+// (read-only and failed calls left no trace); each runs with its recorded
+// sequence number and clock, so its result is the one first acknowledged.
+func (r *replayer) apply(ctx context.Context, rec *Record) error {
+	switch rec.Kind {
+	case KindClock:
+		r.clock.Set(time.Unix(0, rec.Clock).UTC())
+		r.ms.SetSeq(max(r.ms.Seq(), rec.Seq))
+	case KindRestore:
+		v, err := r.srv.Version(rec.Version)
+		if err != nil {
+			return err
+		}
+		if err := r.ws.Restore(v); err != nil {
+			return err
+		}
+		r.gen, r.anchor = rec.Generation, v
+		r.ms.SetSeq(max(r.ms.Seq(), rec.Seq))
+	case KindCall:
+		r.calls++
+		consumed := rec.Error == nil || (rec.Error.Kind != "unknown_tool" && rec.Error.Kind != "invalid_arguments")
+		next := rec.Seq
+		if consumed {
+			next++
+		}
+		if rec.committed() {
+			var mod *module.Module
+			for _, m := range r.group.modules {
+				if m.mod.Manifest().Name == rec.Module {
+					mod = m.mod
+				}
+			}
+			if mod == nil {
+				return fmt.Errorf("record %d: module %q is not in the session's group", rec.Index, rec.Module)
+			}
+			r.clock.Set(time.Unix(0, rec.Clock).UTC())
+			r.ms.SetSeq(rec.Seq)
+			res, err := mod.Call(ctx, r.ms, rec.Tool, rec.Arguments)
+			if err != nil {
+				return fmt.Errorf("record %d (%s): replay failed: %w", rec.Index, rec.Tool, err)
+			}
+			if res.IsError {
+				return fmt.Errorf("record %d (%s): replay gave a tool error where the original call succeeded: the module is not deterministic", rec.Index, rec.Tool)
+			}
+		}
+		r.ms.SetSeq(max(r.ms.Seq(), next))
+	default:
+		return fmt.Errorf("record %d: unknown kind %q", rec.Index, rec.Kind)
+	}
+	return nil
+}
+
+// Replay re-runs the whole ledger of session id from its initial version on
+// a scratch workspace and returns the resulting state hash. For a healthy
+// session it equals the session's current hash (SessionInfo.Hash): the
+// check the crash test makes.
+func (s *Server) Replay(ctx context.Context, id string) (state.Hash, error) {
+	ss, err := s.Session(id)
+	if err != nil {
+		return state.Hash{}, err
+	}
+	recs, err := s.Ledger(id, 0, 0)
+	if err != nil {
+		return state.Hash{}, err
+	}
+	v, err := s.Version(ss.meta.Version)
+	if err != nil {
+		return state.Hash{}, err
+	}
+	r := s.newReplayer(ss.group, v, ss.meta)
+	for i := range recs {
+		if err := r.apply(ctx, &recs[i]); err != nil {
+			return state.Hash{}, err
+		}
+	}
+	return r.ws.Hash(), nil
+}
+
+// recover rebuilds every session found in the data directory.
+func (s *Server) recover(ctx context.Context) error {
+	root := filepath.Join(s.cfg.DataDir, "sessions")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	n, replayed := 0, 0
+	for _, e := range ents {
+		if !e.IsDir() || !validID(e.Name()) {
+			continue
+		}
+		k, err := s.recoverSession(ctx, filepath.Join(root, e.Name()))
+		if err != nil {
+			return fmt.Errorf("recover session %s: %w", e.Name(), err)
+		}
+		if k >= 0 {
+			n++
+			replayed += k
+		}
+	}
+	if n > 0 {
+		s.log.Info("sessions recovered", "sessions", n, "records_replayed", replayed, "seconds", time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// recoverSession returns the number of ledger records replayed, or -1 for a
+// directory without metadata (a create that never finished: removed).
+func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return -1, os.RemoveAll(dir)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var meta sessionMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return 0, fmt.Errorf("meta.json: %w", err)
+	}
+	g, err := s.group(ctx, meta.Digests)
+	if err != nil {
+		return 0, err
+	}
+	w, recs, err := openWAL(filepath.Join(dir, "ledger.wal"), s.cfg.Fsync)
+	if err != nil {
+		return 0, err
+	}
+	base, err := s.Version(meta.Version)
+	if err != nil {
+		w.close()
+		return 0, err
+	}
+	r := s.newReplayer(g, base, meta)
+	var ck checkpointInfo
+	if b, err := os.ReadFile(filepath.Join(dir, "checkpoint.json")); err == nil {
+		if err := json.Unmarshal(b, &ck); err != nil {
+			w.close()
+			return 0, fmt.Errorf("checkpoint.json: %w", err)
+		}
+		if ck.Index > uint64(len(recs)) {
+			w.close()
+			return 0, fmt.Errorf("checkpoint covers %d records but the ledger has %d", ck.Index, len(recs))
+		}
+		anchor, err := s.Version(ck.Anchor)
+		if err != nil {
+			w.close()
+			return 0, err
+		}
+		v, err := s.store.ImportDelta(ctx, anchor, bytes.NewReader(ck.Delta))
+		if err != nil {
+			w.close()
+			return 0, fmt.Errorf("checkpoint.json: %w", err)
+		}
+		if v.Hash().String() != ck.Hash {
+			w.close()
+			return 0, fmt.Errorf("checkpoint.json: state hash %s, recorded %s", v.Hash(), ck.Hash)
+		}
+		if err := r.ws.Restore(v); err != nil {
+			w.close()
+			return 0, err
+		}
+		r.anchor, r.gen, r.calls = anchor, ck.Generation, ck.Calls
+		r.ms.SetSeq(ck.Seq)
+		r.clock.Set(time.Unix(0, ck.Clock).UTC())
+		ck.Delta = nil
+	}
+	for i := ck.Index; i < uint64(len(recs)); i++ {
+		if err := r.apply(ctx, &recs[i]); err != nil {
+			w.close()
+			return 0, err
+		}
+	}
+	ss := &Session{id: meta.ID, srv: s, group: g, base: meta.Version, created: meta.Created, meta: meta,
+		ws: r.ws, ms: r.ms, clock: r.clock, gen: r.gen, anchor: r.anchor, wal: w,
+		nrec: uint64(len(recs)), calls: r.calls, ck: ck, ephemeral: meta.Ephemeral}
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	if s.met != nil {
+		s.met.sessions.Inc()
+	}
+	return len(recs) - int(ck.Index), nil
+}

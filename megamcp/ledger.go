@@ -1,0 +1,315 @@
+package megamcp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/weft-dev/weft/core/module"
+)
+
+// Record kinds of the ledger.
+const (
+	KindCall    = "call"    // a tool call
+	KindRestore = "restore" // the session was restored to a version (generation bumped)
+	KindClock   = "clock"   // the session's virtual clock was set
+)
+
+// Record is one ledger entry. Every tool call of a session is recorded,
+// whatever its outcome, in the order the session ran them; Index numbers the
+// records of a session from 0 without gaps.
+type Record struct {
+	Index      uint64 `json:"index"`
+	Session    string `json:"session"`
+	Generation uint64 `json:"generation"`
+	Kind       string `json:"kind"`
+	// Seq is the tool-call sequence number the call ran with (it selects the
+	// call's random stream, see module.RandStream); calls refused before
+	// running (unknown tool, invalid arguments) carry the next free number
+	// without consuming it.
+	Seq       uint64          `json:"seq"`
+	Module    string          `json:"module,omitempty"` // module name
+	Tool      string          `json:"tool,omitempty"`   // tool name within the module
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    *module.Result  `json:"result,omitempty"`
+	Error     *ErrorInfo      `json:"error,omitempty"`
+	// RowsChanged counts the rows added, removed or changed by the call
+	// (state.Changes.Count); 0 for failed and read-only calls.
+	RowsChanged int `json:"rows_changed"`
+	// DurationMs is the wall time of the call in milliseconds.
+	DurationMs float64 `json:"duration_ms"`
+	// Clock is the session's virtual clock during the call (or the new clock
+	// of a KindClock record), in Unix nanoseconds.
+	Clock int64 `json:"clock_ns"`
+	// Version is the version a KindRestore record restored to.
+	Version string    `json:"version,omitempty"`
+	Time    time.Time `json:"time"` // wall time of the append, UTC
+}
+
+// ErrorInfo is a failed call's error: Kind is a stable code (see
+// errorKind), Message the error text.
+type ErrorInfo struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// committed reports whether the record's call changed state, i.e. whether
+// replay must run it.
+func (r *Record) committed() bool {
+	return r.Kind == KindCall && r.Error == nil && r.Result != nil && !r.Result.IsError && r.RowsChanged > 0
+}
+
+// FsyncPolicy says when ledger appends reach stable storage.
+type FsyncPolicy int
+
+const (
+	// FsyncAlways: every append is fsync'ed before the call is
+	// acknowledged; acknowledged calls survive a power loss. The default.
+	FsyncAlways FsyncPolicy = iota
+	// FsyncNever: appends are written to the operating system before the
+	// call is acknowledged but never fsync'ed; acknowledged calls survive a
+	// crash of weft (kill -9) but not of the machine.
+	FsyncNever
+)
+
+// ParseFsyncPolicy parses "always" or "never".
+func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
+	switch s {
+	case "always", "":
+		return FsyncAlways, nil
+	case "never", "none", "os":
+		return FsyncNever, nil
+	}
+	return 0, fmt.Errorf("%w: fsync policy %q (want always or never)", ErrBadRequest, s)
+}
+
+func (p FsyncPolicy) String() string {
+	if p == FsyncNever {
+		return "never"
+	}
+	return "always"
+}
+
+// The write-ahead log of one session is a file of frames: a little-endian
+// uint32 payload length, a little-endian uint32 CRC-32C (Castagnoli) of the
+// payload, and the payload, one JSON Record. A torn or corrupt tail (a crash
+// in the middle of an append, which was never acknowledged) is cut off when
+// the log is opened.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+const maxFrame = 64 << 20
+
+type wal struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	policy FsyncPolicy
+	n      uint64 // records in the file
+	size   int64
+	// mem keeps the records in memory instead (a server without a data
+	// directory).
+	mem    bool
+	recs   []Record
+	closed bool
+}
+
+func newMemWAL() *wal { return &wal{mem: true} }
+
+// openWAL opens (creating) the log at path and returns it with its records.
+func openWAL(path string, policy FsyncPolicy) (*wal, []Record, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, good, err := readFrames(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return &wal{f: f, path: path, policy: policy, n: uint64(len(recs)), size: good}, recs, nil
+}
+
+// readFrames reads records until the end or the first bad frame; good is
+// the offset after the last good frame.
+func readFrames(r io.Reader) (recs []Record, good int64, err error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var hdr [8]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return recs, good, nil
+		}
+		n := binary.LittleEndian.Uint32(hdr[:4])
+		sum := binary.LittleEndian.Uint32(hdr[4:])
+		if n > maxFrame {
+			return recs, good, nil
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return recs, good, nil
+		}
+		if crc32.Checksum(buf, crcTable) != sum {
+			return recs, good, nil
+		}
+		var rec Record
+		if err := json.Unmarshal(buf, &rec); err != nil {
+			return recs, good, nil
+		}
+		if rec.Index != uint64(len(recs)) {
+			return nil, 0, fmt.Errorf("ledger: record %d carries index %d", len(recs), rec.Index)
+		}
+		recs = append(recs, rec)
+		good += int64(8 + n)
+	}
+}
+
+// append writes rec (its Index must be the log's length) and, under
+// FsyncAlways, syncs it. On error the file is cut back to its old size so
+// that the log never holds a record the caller was told failed.
+func (w *wal) append(rec *Record) error {
+	payload, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, 8+len(payload))
+	binary.LittleEndian.PutUint32(frame[:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(payload, crcTable))
+	copy(frame[8:], payload)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem {
+		if w.closed {
+			return ErrClosed
+		}
+		if rec.Index != w.n {
+			return fmt.Errorf("ledger: append of index %d to a log of %d records", rec.Index, w.n)
+		}
+		w.recs = append(w.recs, *rec)
+		w.n++
+		return nil
+	}
+	if w.f == nil {
+		return ErrClosed
+	}
+	if rec.Index != w.n {
+		return fmt.Errorf("ledger: append of index %d to a log of %d records", rec.Index, w.n)
+	}
+	if _, err := w.f.Write(frame); err != nil {
+		_ = w.f.Truncate(w.size)
+		_, _ = w.f.Seek(w.size, io.SeekStart)
+		return err
+	}
+	if w.policy == FsyncAlways {
+		if err := w.f.Sync(); err != nil {
+			_ = w.f.Truncate(w.size)
+			_, _ = w.f.Seek(w.size, io.SeekStart)
+			return err
+		}
+	}
+	w.size += int64(len(frame))
+	w.n++
+	return nil
+}
+
+// read returns up to limit records with Index >= from.
+func (w *wal) read(from uint64, limit int) ([]Record, error) {
+	w.mu.Lock()
+	n := w.n
+	if w.mem {
+		recs := w.recs[:n:n]
+		w.mu.Unlock()
+		if from >= uint64(len(recs)) {
+			return []Record{}, nil
+		}
+		recs = recs[from:]
+		if limit > 0 && len(recs) > limit {
+			recs = recs[:limit]
+		}
+		return append([]Record(nil), recs...), nil
+	}
+	w.mu.Unlock()
+	f, err := os.Open(w.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, _, err := readFrames(f)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(recs)) > n {
+		recs = recs[:n]
+	}
+	if from >= uint64(len(recs)) {
+		return []Record{}, nil
+	}
+	recs = recs[from:]
+	if limit > 0 && len(recs) > limit {
+		recs = recs[:limit]
+	}
+	return recs, nil
+}
+
+func (w *wal) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// errorKind names an error for the ledger and the API: the stable codes of
+// docs/api.md.
+func errorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, module.ErrInvalidArguments):
+		return "invalid_arguments"
+	case errors.Is(err, module.ErrUnknownTool):
+		return "unknown_tool"
+	case errors.Is(err, module.ErrDeadline):
+		return "deadline"
+	case errors.Is(err, module.ErrCanceled):
+		return "canceled"
+	case errors.Is(err, module.ErrMemoryLimit):
+		return "memory_limit"
+	case errors.Is(err, module.ErrMalformedOutput):
+		return "malformed_output"
+	case errors.Is(err, module.ErrTrap):
+		return "trap"
+	case errors.Is(err, ErrStaleGeneration):
+		return "stale_generation"
+	case errors.Is(err, ErrNoSuchSession):
+		return "no_such_session"
+	case errors.Is(err, ErrNoSuchVersion):
+		return "no_such_version"
+	case errors.Is(err, ErrNoSuchModule):
+		return "no_such_module"
+	case errors.Is(err, ErrBadRequest):
+		return "bad_request"
+	case errors.Is(err, ErrLedger):
+		return "ledger"
+	case errors.Is(err, ErrClosed):
+		return "closed"
+	}
+	return "internal"
+}

@@ -1,0 +1,133 @@
+// Package megamcptest builds the tool modules weft's serving tests run
+// against (examples/modules/hello and retail, and core/module's fx
+// fixture) into a registry, once per test process.
+package megamcptest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
+)
+
+// FxSchema is the schema of the fx fixture module: it owns items (and
+// reads ro, which a task's version must bring).
+const FxSchema = `CREATE TABLE items (id VARCHAR(40) PRIMARY KEY, n BIGINT NOT NULL);
+`
+
+var (
+	once    sync.Once
+	bundles map[string][]byte // name -> tar
+	errOnce error
+)
+
+// Root returns the repository root (where go.mod is).
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Modules is the list of module names Registry provides: "hello", "retail"
+// and "fx".
+var Modules = []string{"hello", "retail", "fx"}
+
+func build(ctx context.Context) (map[string][]byte, error) {
+	rt, err := module.NewRuntime(ctx, module.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close(ctx)
+	tmp, err := os.MkdirTemp("", "weft-megamcptest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	root := Root()
+	out := map[string][]byte{}
+
+	// retail: the tau2 retail state as seed.
+	f, err := os.Open(filepath.Join(root, "examples/data/tau2-retail/db.json"))
+	if err != nil {
+		return nil, err
+	}
+	st := state.NewStore()
+	v, err := retaildb.Load(ctx, st, f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	var seed bytes.Buffer
+	if err := v.Export(&seed); err != nil {
+		return nil, err
+	}
+	seedPath := filepath.Join(tmp, "retail-seed.json")
+	if err := os.WriteFile(seedPath, seed.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	fxSchema := filepath.Join(tmp, "fx.sql")
+	if err := os.WriteFile(fxSchema, []byte(FxSchema), 0o644); err != nil {
+		return nil, err
+	}
+	specs := []struct {
+		name, dir string
+		opts      module.BuildOptions
+	}{
+		{"hello", "examples/modules/hello", module.BuildOptions{}},
+		{"retail", "examples/modules/retail", module.BuildOptions{Schema: filepath.Join(root, "examples/modules/retail/retaildb/schema.sql"), Seed: seedPath}},
+		{"fx", "core/module/testdata/modules/fx", module.BuildOptions{Schema: fxSchema}},
+	}
+	for _, sp := range specs {
+		b, err := module.Build(ctx, rt, filepath.Join(root, sp.dir), sp.opts)
+		if err != nil {
+			return nil, err
+		}
+		t, err := b.Tar()
+		if err != nil {
+			return nil, err
+		}
+		out[sp.name] = t
+	}
+	return out, nil
+}
+
+// Registry returns a fresh registry in a temporary directory holding the
+// test modules, tagged "<name>:latest". The Wasm is built on first use
+// (seconds; the Go build cache makes later runs fast).
+func Registry(t testing.TB) *module.Registry {
+	t.Helper()
+	once.Do(func() { bundles, errOnce = build(context.Background()) })
+	if errOnce != nil {
+		t.Fatalf("building test modules: %v", errOnce)
+	}
+	reg, err := module.OpenRegistry(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Modules {
+		d, err := reg.PutTar(bundles[name], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Tag(name, "latest", d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// Bundle returns the tar of one test module.
+func Bundle(t testing.TB, name string) []byte {
+	t.Helper()
+	once.Do(func() { bundles, errOnce = build(context.Background()) })
+	if errOnce != nil {
+		t.Fatalf("building test modules: %v", errOnce)
+	}
+	return bundles[name]
+}
