@@ -83,6 +83,9 @@ func (s *Server) mcpSession(ctx context.Context, ms *mcp.ServerSession, h http.H
 	}
 	mid := ms.ID()
 	s.mu.RLock()
+	if s.stdioSession != "" {
+		mid = s.stdioSession
+	}
 	ss := s.sessions[mid]
 	refs := s.defaultModules
 	s.mu.RUnlock()
@@ -344,4 +347,17 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	return mux, nil
+}
+
+// StdioServer creates one session and returns an MCP server bound to it, for
+// a stdio transport (weft mcp): every request acts on that session.
+func (s *Server) StdioServer(ctx context.Context, opts CreateOptions) (*mcp.Server, string, error) {
+	ss, err := s.create(ctx, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	s.mu.Lock()
+	s.stdioSession = ss.id
+	s.mu.Unlock()
+	return s.mcpServer(ss.group), ss.id, nil
 }

@@ -68,6 +68,7 @@ type Server struct {
 	ephMu  sync.Mutex // serializes creation of ephemeral MCP sessions
 
 	defaultModules []string // modules of /mcp's ephemeral sessions
+	stdioSession   string   // the one session of a stdio server
 
 	stop   chan struct{}
 	done   chan struct{}
@@ -149,6 +150,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	return errors.Join(errs...)
 }
+
+// Metrics returns the server's metrics (nil when Config.Metrics was nil).
+func (s *Server) Metrics() *Metrics { return s.met }
 
 // Store returns the state store of the server's versions and workspaces.
 func (s *Server) Store() *state.Store { return s.store }

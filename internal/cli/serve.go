@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/megamcp/registry"
+)
+
+type serveFlags struct {
+	moduleFlags
+	addr           string
+	data           string
+	modules        []string
+	token          string
+	fsync          string
+	checkpoint     time.Duration
+	sessionTimeout time.Duration
+	callTimeout    time.Duration
+}
+
+const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
+
+Endpoints (see docs/api.md):
+  /mcp                MCP Streamable HTTP: every new MCP session gets a fresh
+                      weft session over the --module modules and their seed
+                      state; the Mcp-Session-Id is the weft session id
+  /mcp/sessions/{id}  MCP for a session created with the admin API
+  /v1/...             admin API (HTTP+JSON, bearer token)
+  /v1/registry/...    module push/pull (weft module push/pull)
+  /metrics            Prometheus metrics (bearer token)
+
+With --data, every tool call is appended to the session's ledger before it
+is acknowledged, sessions are checkpointed in the background, and a restart
+on the same --data recovers every session (checkpoint + ledger replay).
+
+The admin token comes from --token or $WEFT_TOKEN; when neither is set a
+random one is generated and printed on stderr.`
+
+const serveExample = `  # Serve the retail module on loopback, state and ledgers under ./weft-data
+  weft serve --addr 127.0.0.1:7420 --data ./weft-data --module retail
+
+  # Any MCP client: http://127.0.0.1:7420/mcp
+  npx @modelcontextprotocol/inspector --cli http://127.0.0.1:7420/mcp --transport http --method tools/list
+
+  # A session through the admin API
+  curl -s -H "Authorization: Bearer $WEFT_TOKEN" -d '{"modules":["retail"],"seed":1}' http://127.0.0.1:7420/v1/sessions`
+
+func newServeCmd(a *app) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Serve tool modules over MCP (Streamable HTTP) with the admin API",
+		Long:    serveLong,
+		Example: serveExample,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), a, f)
+		},
+	}
+	f.moduleFlags.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:7420", "listen address HOST:PORT (port 0 picks a free one)")
+	fl.StringVar(&f.data, "data", "", "data directory for ledgers, checkpoints and versions (empty: in memory, nothing survives a restart)")
+	fl.StringArrayVar(&f.modules, "module", nil, "module reference (name[:tag] or sha256:...) served on /mcp; repeat for a lifecycle group")
+	fl.StringVar(&f.token, "token", "", "admin API bearer token (default $WEFT_TOKEN, else random)")
+	fl.StringVar(&f.fsync, "fsync", "always", "ledger fsync policy: always (survives power loss) or never (survives a crash of weft)")
+	fl.DurationVar(&f.checkpoint, "checkpoint-interval", time.Second, "debounce period of session checkpoints (0 disables)")
+	fl.DurationVar(&f.sessionTimeout, "mcp-idle-timeout", 30*time.Minute, "close MCP sessions idle this long (0: never)")
+	fl.DurationVar(&f.callTimeout, "call-timeout", 0, "per tool call deadline (default 2s)")
+	return cmd
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// openServer makes the runtime, registry and megamcp server of serve/mcp.
+func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync string, ckpt, callTimeout time.Duration) (*megamcp.Server, *module.Registry, func(), error) {
+	pol, err := megamcp.ParseFsyncPolicy(fsync)
+	if err != nil {
+		return nil, nil, nil, usageErrorf("--fsync: %v", err)
+	}
+	reg, err := f.openRegistry()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dir := f.cacheDir
+	switch dir {
+	case "off":
+		dir = ""
+	case "":
+		if c, err := os.UserCacheDir(); err == nil {
+			dir = c + "/weft/wazero"
+		}
+	}
+	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: dir, CallTimeout: callTimeout})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ckpt == 0 {
+		ckpt = -1
+	}
+	met := megamcp.NewMetrics()
+	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: reg, DataDir: data, Fsync: pol,
+		CheckpointInterval: ckpt, Logger: a.log(), Metrics: met})
+	if err != nil {
+		rt.Close(ctx)
+		return nil, nil, nil, err
+	}
+	met.RegisterPools(srv)
+	closeFn := func() {
+		if err := srv.Close(); err != nil {
+			a.log().Error("closing server", "err", err)
+		}
+		rt.Close(context.WithoutCancel(ctx))
+	}
+	return srv, reg, closeFn, nil
+}
+
+func runServe(ctx context.Context, a *app, f *serveFlags) error {
+	token := f.token
+	if token == "" {
+		token = os.Getenv("WEFT_TOKEN")
+	}
+	generated := token == ""
+	if generated {
+		token = randomToken()
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, f.callTimeout)
+	if err != nil {
+		return err
+	}
+	defer closeSrv()
+	met := promhttp.HandlerFor(srvMetrics(srv), promhttp.HandlerOpts{})
+	h, err := srv.Handler(ctx, megamcp.HTTPOptions{
+		Token: token, DefaultModules: f.modules, SessionTimeout: f.sessionTimeout,
+		Registry: registry.NewHandler(reg, registry.HandlerOptions{}), Metrics: met,
+	})
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	base := "http://" + ln.Addr().String()
+	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions())}
+	if generated {
+		info["token"] = token
+		fmt.Fprintf(a.env.Stderr, "weft: admin token (set WEFT_TOKEN to choose one): %s\n", token)
+	}
+	if err := a.print(info, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "weft serve: listening on %s (MCP %s/mcp, admin %s/v1, %d sessions recovered)\n", ln.Addr(), base, base, len(srv.Sessions()))
+		return err
+	}); err != nil {
+		return err
+	}
+	if fl, ok := a.env.Stdout.(interface{ Sync() error }); ok {
+		_ = fl.Sync()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.log().Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type mcpFlags struct {
+	moduleFlags
+	modules  []string
+	seed     uint64
+	stateOut string
+	version  string
+}
+
+func newMCPCmd(a *app) *cobra.Command {
+	f := &mcpFlags{}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve one session of tool modules over MCP stdio (for desktop MCP clients)",
+		Long: `Serve one weft session over MCP's stdio transport: JSON-RPC messages on
+stdin/stdout, logs on stderr. The session starts from the modules' seed state
+(or --version FILE, a weft.state/v1 export) and lives as long as the process;
+--state-out writes its final state (weft.state/v1) on exit.`,
+		Example: `  # In an MCP client's configuration: command "weft", args ["mcp", "--module", "retail"]
+  weft mcp --module retail --state-out final.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd.Context(), a, f)
+		},
+	}
+	f.moduleFlags.add(cmd)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.modules, "module", nil, "module reference; repeat for a lifecycle group (required)")
+	fl.Uint64Var(&f.seed, "seed", 0, "session seed")
+	fl.StringVar(&f.stateOut, "state-out", "", "write the session's final state here on exit (weft.state/v1)")
+	fl.StringVar(&f.version, "version", "", "start from this state file (weft.state/v1) instead of the seed")
+	return cmd
+}
+
+func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
+	if len(f.modules) == 0 {
+		return usageErrorf("weft mcp needs at least one --module")
+	}
+	srv, _, closeSrv, err := openServer(ctx, a, &f.moduleFlags, "", "never", 0, 0)
+	if err != nil {
+		return err
+	}
+	defer closeSrv()
+	opts := megamcp.CreateOptions{Modules: f.modules, Seed: f.seed}
+	if f.version != "" {
+		b, err := os.ReadFile(f.version)
+		if err != nil {
+			return err
+		}
+		if opts.Version, err = srv.ImportVersion(ctx, b); err != nil {
+			return err
+		}
+	}
+	ms, id, err := srv.StdioServer(ctx, opts)
+	if err != nil {
+		return err
+	}
+	a.log().Info("weft mcp: serving on stdio", "session", id, "modules", f.modules)
+	runErr := ms.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, io.EOF) {
+		runErr = nil
+	}
+	if f.stateOut != "" {
+		v, err := srv.Current(id)
+		if err != nil {
+			return errors.Join(runErr, err)
+		}
+		fh, err := os.Create(f.stateOut)
+		if err != nil {
+			return errors.Join(runErr, err)
+		}
+		if err := v.Export(fh); err != nil {
+			fh.Close()
+			return errors.Join(runErr, err)
+		}
+		if err := fh.Close(); err != nil {
+			return errors.Join(runErr, err)
+		}
+		a.log().Info("state written", "file", f.stateOut, "hash", v.Hash().String())
+	}
+	return runErr
+}
+
+func srvMetrics(s *megamcp.Server) *prometheus.Registry { return s.Metrics().Registry }
