@@ -42,7 +42,7 @@ func (s *Server) mcpServer(g *Group) *mcp.Server {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft MegaMCP", Version: "0.1"}, &mcp.ServerOptions{
 			Instructions: "weft tool environment: " + strings.Join(g.moduleNames(), ", "),
 			GetSessionID: newID,
-			Logger:       s.log,
+			Logger:       slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 		})
 		for _, t := range g.tools {
@@ -298,7 +298,9 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 		defGroup = g
 		s.mcpServer(g)
 	}
-	sopts := &mcp.StreamableHTTPOptions{Logger: lg, SessionTimeout: opts.SessionTimeout}
+	// The SDK logs every session connect at info; keep warnings and errors.
+	sdkLog := slog.New(minLevel{lg.Handler(), slog.LevelWarn})
+	sopts := &mcp.StreamableHTTPOptions{Logger: sdkLog, SessionTimeout: opts.SessionTimeout}
 	defHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if defGroup == nil {
 			return nil
@@ -361,3 +363,19 @@ func (s *Server) StdioServer(ctx context.Context, opts CreateOptions) (*mcp.Serv
 	s.mu.Unlock()
 	return s.mcpServer(ss.group), ss.id, nil
 }
+
+// minLevel drops records below a level.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{m.Handler.WithGroup(n), m.min} }
