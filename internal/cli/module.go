@@ -106,6 +106,7 @@ name[:tag] in the registry (tag defaults to latest), or a bundle file path.`,
 	}
 	f.add(cmd)
 	cmd.AddCommand(newModuleBuildCmd(a, f), newModuleInspectCmd(a, f), newModuleCallCmd(a, f), newModuleTestCmd(a, f), newModuleListCmd(a, f))
+	cmd.AddCommand(newModulePushCmd(a, f), newModulePullCmd(a, f))
 	return cmd
 }
 
