@@ -99,14 +99,44 @@ func RandStream(seed, seq uint64) *rand.ChaCha8 {
 	return rand.NewChaCha8(sha256.Sum256(in[:]))
 }
 
-// Content is one MCP content item of a tool result.
+// Content is one MCP content item of a tool result or a prompt message.
 type Content struct {
-	Type     string `json:"type"` // text, image, resource_link
+	Type     string `json:"type"` // text, image, audio, resource_link, resource
 	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`     // image: base64
-	MimeType string `json:"mimeType,omitempty"` // image, resource_link
+	Data     string `json:"data,omitempty"`     // image, audio: base64
+	MimeType string `json:"mimeType,omitempty"` // image, audio, resource_link
 	URI      string `json:"uri,omitempty"`      // resource_link
 	Name     string `json:"name,omitempty"`     // resource_link
+	// Resource is the embedded resource of a "resource" item
+	// ({"type": "resource", "resource": {"uri", "mimeType", "text" | "blob"}}).
+	Resource *ResourceContents `json:"resource,omitempty"`
+}
+
+// check verifies the fields a content type needs: image and audio need data
+// and mimeType, resource_link a uri, resource an embedded resource
+// (ResourceContents.check). Base64 is passed on unchecked.
+func (c *Content) check() error {
+	switch c.Type {
+	case "text":
+	case "image", "audio":
+		if c.Data == "" || c.MimeType == "" {
+			return fmt.Errorf("%s needs data and mimeType", c.Type)
+		}
+	case "resource_link":
+		if c.URI == "" {
+			return errors.New("resource_link needs uri")
+		}
+	case "resource":
+		if c.Resource == nil {
+			return errors.New("resource needs an embedded resource")
+		}
+		if err := c.Resource.check(); err != nil {
+			return fmt.Errorf("resource: %v", err)
+		}
+	default:
+		return fmt.Errorf("unknown content type %q", c.Type)
+	}
+	return nil
 }
 
 // Result is the MCP CallToolResult of a tool call. IsError marks a tool
@@ -323,18 +353,8 @@ func parseResponse(out []byte) (*Result, *CallError) {
 		if err := json.Unmarshal(c, &item); err != nil {
 			return nil, malformed("content[%d]: %v", i, err)
 		}
-		switch item.Type {
-		case "text":
-		case "image":
-			if item.Data == "" || item.MimeType == "" {
-				return nil, malformed("content[%d]: image needs data and mimeType", i)
-			}
-		case "resource_link":
-			if item.URI == "" {
-				return nil, malformed("content[%d]: resource_link needs uri", i)
-			}
-		default:
-			return nil, malformed("content[%d]: unknown content type %q", i, item.Type)
+		if err := item.check(); err != nil {
+			return nil, malformed("content[%d]: %v", i, err)
 		}
 		res.Content = append(res.Content, item)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net/url"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,9 +23,9 @@ var SupportedHosts = map[string][]string{
 }
 
 // Validate checks a manifest: ABI version, supported host libraries,
-// non-empty unique tool names (none reserved), compilable input schemas, and
-// non-empty unique table names. It returns the compiled input schemas by
-// tool name.
+// non-empty unique tool names (none reserved), compilable input schemas,
+// non-empty unique table names, and the resources, resource templates and
+// prompts (see validateMCP).
 func (m *Manifest) Validate() error {
 	_, err := m.compileSchemas()
 	return err
@@ -84,7 +86,111 @@ func (m *Manifest) compileSchemas() (map[string]*jsonschema.Schema, error) {
 			}
 		}
 	}
+	if err := m.validateMCP(); err != nil {
+		return nil, err
+	}
 	return schemas, nil
+}
+
+// validateMCP checks the resources, resource templates and prompts:
+// resources have an absolute URI without template braces, unique among the
+// resources; templates are RFC 6570 level-1 (parseURITemplate) and unique;
+// resource and template names are non-empty and unique across both lists;
+// mime types parse; prompt names are non-empty, unique and not reserved
+// ("weft." prefix), and each prompt's argument names are non-empty and
+// unique.
+func (m *Manifest) validateMCP() error {
+	names := map[string]string{} // resource or template name -> what declared it
+	claim := func(name, what string) error {
+		if strings.TrimSpace(name) == "" {
+			return fmt.Errorf("%s has an empty name", what)
+		}
+		if prev, ok := names[name]; ok {
+			return fmt.Errorf("%s: name %q is already used by %s", what, name, prev)
+		}
+		names[name] = what
+		return nil
+	}
+	uris := map[string]bool{}
+	for i, r := range m.Resources {
+		what := fmt.Sprintf("resource %q", r.URI)
+		if r.URI == "" {
+			return fmt.Errorf("resource %d (%q) has no uri", i, r.Name)
+		}
+		if strings.ContainsAny(r.URI, "{}") {
+			return fmt.Errorf("%s: a uri with {variables} belongs under resourceTemplates", what)
+		}
+		if strings.ContainsFunc(r.URI, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+			return fmt.Errorf("%s: uri contains spaces or control characters", what)
+		}
+		if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+			return fmt.Errorf("%s: uri is not an absolute URI (scheme:...)", what)
+		}
+		if uris[r.URI] {
+			return fmt.Errorf("%s declared twice", what)
+		}
+		uris[r.URI] = true
+		if err := claim(r.Name, what); err != nil {
+			return err
+		}
+		if err := checkMimeType(what, r.MimeType); err != nil {
+			return err
+		}
+	}
+	templates := map[string]bool{}
+	for i, t := range m.ResourceTemplates {
+		what := fmt.Sprintf("resource template %q", t.URITemplate)
+		if t.URITemplate == "" {
+			return fmt.Errorf("resource template %d (%q) has no uriTemplate", i, t.Name)
+		}
+		if _, err := parseURITemplate(t.URITemplate); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if templates[t.URITemplate] {
+			return fmt.Errorf("%s declared twice", what)
+		}
+		templates[t.URITemplate] = true
+		if err := claim(t.Name, what); err != nil {
+			return err
+		}
+		if err := checkMimeType(what, t.MimeType); err != nil {
+			return err
+		}
+	}
+	prompts := map[string]bool{}
+	for i, p := range m.Prompts {
+		if strings.TrimSpace(p.Name) == "" {
+			return fmt.Errorf("prompt %d has an empty name", i)
+		}
+		if strings.HasPrefix(p.Name, "weft.") {
+			return fmt.Errorf("prompt name %q is reserved (weft. prefix)", p.Name)
+		}
+		if prompts[p.Name] {
+			return fmt.Errorf("prompt %q declared twice", p.Name)
+		}
+		prompts[p.Name] = true
+		args := map[string]bool{}
+		for j, a := range p.Arguments {
+			if strings.TrimSpace(a.Name) == "" {
+				return fmt.Errorf("prompt %q: argument %d has an empty name", p.Name, j)
+			}
+			if args[a.Name] {
+				return fmt.Errorf("prompt %q: argument %q declared twice", p.Name, a.Name)
+			}
+			args[a.Name] = true
+		}
+	}
+	return nil
+}
+
+func checkMimeType(what, mt string) error {
+	if mt == "" {
+		return nil
+	}
+	if _, _, err := mime.ParseMediaType(mt); err != nil || !strings.Contains(mt, "/") {
+		return fmt.Errorf("%s: mimeType %q is not a media type (type/subtype)", what, mt)
+	}
+	return nil
 }
 
 type noLoader struct{}
