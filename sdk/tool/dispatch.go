@@ -58,7 +58,11 @@ func currentHost() Host {
 // docs/abi.md "Call request") against the registered tools, with h as the
 // host libraries, and returns the response JSON: a CallToolResult
 // ({"content": [...], "structuredContent": {...}, "isError": true}) or, for
-// a module bug, {"internalError": "..."}.
+// a module bug, {"internalError": "..."}. The reserved requests
+// "weft.resource.read" and "weft.prompt.get" run the registered resource,
+// template and prompt handlers and answer {"contents": [...]},
+// {"description": ..., "messages": [...]} or an error ({"content": [text],
+// "isError": true, "notFound": true}) as docs/abi.md describes.
 //
 // An unknown tool and undecodable arguments are tool errors (isError). A
 // malformed request, a panic in the tool ("panic: ..."; the stack is logged
@@ -93,6 +97,12 @@ func Dispatch(ctx context.Context, h Host, request []byte) (response []byte) {
 	if err := json.Unmarshal(request, &req); err != nil {
 		return internalError("malformed call request: " + err.Error())
 	}
+	switch req.Tool {
+	case resourceReadRequest:
+		return readResource(ctx, req.Arguments)
+	case promptGetRequest:
+		return getPrompt(ctx, req.Arguments)
+	}
 	run := reg.lookup(req.Tool)
 	if run == nil {
 		return encodeResponse(toolError(fmt.Sprintf("unknown tool %q", req.Tool)))
@@ -123,19 +133,24 @@ func Progress(progress, total float64, msg string) {
 	}
 }
 
-type content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 type callResult struct {
-	Content           []content       `json:"content"`
+	Content           []Content       `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
 }
 
 func toolError(msg string) *callResult {
-	return &callResult{Content: []content{{Type: "text", Text: msg}}, IsError: true}
+	return &callResult{Content: []Content{Text(msg)}, IsError: true}
+}
+
+var resultType = reflect.TypeFor[Result]()
+
+// explicitResult is the callResult of a tool returning a Result.
+func explicitResult(r *Result) (*callResult, error) {
+	if r == nil {
+		return nil, errors.New("the tool returned a nil *tool.Result")
+	}
+	return &callResult{Content: append([]Content{}, r.Content...), IsError: r.IsError}, nil
 }
 
 func internalError(msg string) []byte {
@@ -156,7 +171,7 @@ func internalError(msg string) []byte {
 func encodeResponse(r *callResult) []byte {
 	n := len(r.StructuredContent) + 64
 	for _, c := range r.Content {
-		n += len(c.Type) + len(c.Text) + 32
+		n += len(c.Type) + len(c.Text) + len(c.Data)*4/3 + 32
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, n+n/16))
 	enc := json.NewEncoder(buf)
@@ -169,6 +184,14 @@ func encodeResponse(r *callResult) []byte {
 		for i, c := range r.Content {
 			if i > 0 {
 				buf.WriteByte(',')
+			}
+			if c.Type != "text" {
+				b, err := marshal(c)
+				if err != nil {
+					return internalError("encoding the result: " + err.Error())
+				}
+				buf.Write(b)
+				continue
 			}
 			buf.WriteString(`{"type":`)
 			if err := enc.Encode(c.Type); err != nil {
@@ -234,7 +257,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 // tool's static Out type.
 func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 	if s, ok := plainString(out, outT); ok {
-		return &callResult{Content: []content{{Type: "text", Text: s}}}, nil
+		return &callResult{Content: []Content{Text(s)}}, nil
 	}
 	b, err := marshal(out)
 	if err != nil {
@@ -243,7 +266,7 @@ func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 	if string(b) == "null" && outT.Kind() == reflect.Map {
 		b = []byte("{}")
 	}
-	r := &callResult{Content: []content{{Type: "text", Text: string(b)}}}
+	r := &callResult{Content: []Content{Text(string(b))}}
 	if len(b) > 0 && b[0] == '{' {
 		r.StructuredContent = b
 	}

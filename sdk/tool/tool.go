@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,23 @@ func ReadOnly() Option {
 	return func(t *toolDef) { t.readOnly = true }
 }
 
+// InputSchema replaces the input schema Register derives from In with
+// schema, a JSON Schema (draft 2020-12) object given as JSON text, kept in
+// the manifest as written (compacted): for keywords the derivation does not
+// produce, such as "$schema", "$defs" and "$ref". The host validates the
+// arguments against it; the SDK still decodes them into In strictly, so In
+// must accept every object the schema does (a map, json.RawMessage fields).
+// Register panics when schema is not a JSON object.
+func InputSchema(schema string) Option {
+	return func(t *toolDef) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(schema)); err != nil || !bytes.HasPrefix(buf.Bytes(), []byte("{")) {
+			panic(fmt.Sprintf("tool: Register(%q): InputSchema is not a JSON object (%v)", t.name, err))
+		}
+		t.input = buf.Bytes()
+	}
+}
+
 // handler runs one call of a tool on the raw arguments. A non-nil error is
 // an internal error (a module bug), never a tool error.
 type handler func(ctx context.Context, args json.RawMessage) (*callResult, error)
@@ -53,6 +71,10 @@ type registry struct {
 	tools  []*toolDef // registration order
 	byName map[string]*toolDef
 	export handler
+
+	resources []*resourceDef // registration order
+	templates []*templateDef
+	prompts   []*promptDef
 }
 
 // reg is the process's registry; tests swap it.
@@ -115,7 +137,10 @@ func Module(info Info) {
 //
 // When Out is a struct or a map (or a pointer to one) the tool also has an
 // output schema, derived the same way, except that slices, maps and
-// pointers may be null (as encoding/json writes nil ones).
+// pointers may be null (as encoding/json writes nil ones). Out = Result or
+// *Result is the exception: the tool returns its content items as they are
+// (images, audio, resource links, embedded resources) and has no output
+// schema.
 //
 // A call decodes the arguments into In strictly (unknown fields are an
 // error) and calls fn. The result has one text content: Out itself when it
@@ -142,9 +167,11 @@ func Register[In, Out any](name, description string, fn func(ctx context.Context
 	if err != nil {
 		panic(fmt.Sprintf("tool: Register(%q): input: %v", name, err))
 	}
-	output, err := outputSchema(outT)
-	if err != nil {
-		panic(fmt.Sprintf("tool: Register(%q): output: %v", name, err))
+	var output json.RawMessage
+	if outT != resultType && outT != reflect.PointerTo(resultType) {
+		if output, err = outputSchema(outT); err != nil {
+			panic(fmt.Sprintf("tool: Register(%q): output: %v", name, err))
+		}
 	}
 	t := &toolDef{name: name, description: description, input: input, output: output}
 	for _, o := range opts {
@@ -158,6 +185,12 @@ func Register[In, Out any](name, description string, fn func(ctx context.Context
 		out, err := fn(ctx, in)
 		if err != nil {
 			return toolError(err.Error()), nil
+		}
+		switch r := any(out).(type) {
+		case Result:
+			return explicitResult(&r)
+		case *Result:
+			return explicitResult(r)
 		}
 		return encodeResult(out, outT)
 	}
@@ -228,6 +261,33 @@ type manifest struct {
 	Tables      manifestTables    `json:"tables"`
 	Hosts       map[string]string `json:"hosts"`
 	Export      bool              `json:"export"`
+
+	Resources         []manifestResource `json:"resources,omitempty"`
+	ResourceTemplates []manifestTemplate `json:"resourceTemplates,omitempty"`
+	Prompts           []manifestPrompt   `json:"prompts,omitempty"`
+}
+
+type manifestResource struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type manifestTemplate struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type manifestPrompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
 }
 
 type manifestTool struct {
@@ -250,8 +310,10 @@ type manifestTables struct {
 // ManifestJSON returns the module's manifest (docs/abi.md, "Manifest"):
 // abi "weft/v1", the Info given to Module, the registered tools in
 // registration order, "hosts" listing the four v1 host libraries (sql,
-// clock, rand, log) and "export" when Export was called. The encoding is
-// deterministic and does not escape HTML characters.
+// clock, rand, log), "export" when Export was called, and the registered
+// resources, resource templates and prompts (each list omitted when empty)
+// in registration order. The encoding is deterministic and does not escape
+// HTML characters.
 func ManifestJSON() []byte {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
@@ -273,6 +335,15 @@ func ManifestJSON() []byte {
 			mt.Annotations = &annotations{ReadOnlyHint: true}
 		}
 		m.Tools = append(m.Tools, mt)
+	}
+	for _, r := range reg.resources {
+		m.Resources = append(m.Resources, manifestResource(r.info))
+	}
+	for _, t := range reg.templates {
+		m.ResourceTemplates = append(m.ResourceTemplates, manifestTemplate(t.info))
+	}
+	for _, p := range reg.prompts {
+		m.Prompts = append(m.Prompts, manifestPrompt{Name: p.info.Name, Title: p.info.Title, Description: p.info.Description, Arguments: p.info.Arguments})
 	}
 	b, err := marshal(m)
 	if err != nil {
