@@ -2,6 +2,7 @@ package module
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -117,4 +118,72 @@ func goCommand() string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// fixturePkg builds the Go package at pkg (relative to core/module, e.g.
+// "../../examples/modules/everything") for wasip1 with -trimpath, once per
+// test run.
+func fixturePkg(t testing.TB, pkg string) []byte {
+	t.Helper()
+	return buildFixture(t, "pkg:"+pkg, nil, pkg)
+}
+
+// fixtureSource builds a module from src, the source of a package main
+// written in the test, once per test run: go build -overlay places it at
+// testdata/modules/<name>/main.go, which does not exist on disk, so the
+// package builds inside this Go module.
+func fixtureSource(t testing.TB, name, src string) []byte {
+	t.Helper()
+	virt, err := filepath.Abs(filepath.Join("testdata", "modules", name, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(filepath.Dir(virt)) {
+		t.Fatalf("fixtureSource %s: %s exists on disk", name, filepath.Dir(virt))
+	}
+	return buildFixture(t, "src:"+name, map[string]string{virt: src}, "./testdata/modules/"+name)
+}
+
+// buildFixture runs go build for pkg once per key, with files (absolute
+// path -> content) overlaid.
+func buildFixture(t testing.TB, key string, files map[string]string, pkg string) []byte {
+	t.Helper()
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if b, ok := fixtureWasm[key]; ok {
+		return b
+	}
+	n := len(fixtureWasm)
+	out := filepath.Join(fixtureDir, fmt.Sprintf("build%d.wasm", n))
+	args := []string{"build", "-trimpath", "-buildmode=c-shared", "-o", out}
+	if len(files) > 0 {
+		replace := map[string]string{}
+		for virt, src := range files {
+			p := filepath.Join(fixtureDir, fmt.Sprintf("src%d-%d.go", n, len(replace)))
+			if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			replace[virt] = p
+		}
+		ov, err := json.Marshal(map[string]any{"Replace": replace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ovPath := filepath.Join(fixtureDir, fmt.Sprintf("overlay%d.json", n))
+		if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-overlay", ovPath)
+	}
+	cmd := exec.Command(goCommand(), append(args, pkg)...)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", key, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtureWasm[key] = b
+	return b
 }

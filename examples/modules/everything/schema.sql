@@ -1,0 +1,1 @@
+-- everything: the module owns no tables; its fixtures are constants.
