@@ -1,7 +1,10 @@
 // Package tool is the guest SDK for weft tool modules written in Go: typed
-// MCP tool registration with JSON Schemas derived by reflection, the
-// manifest, call dispatch, and a database/sql driver over the weft_sql_v1
-// host library. docs/abi.md (ABI v1) is the contract it implements.
+// MCP tool registration with JSON Schemas derived by reflection, read-only
+// MCP resources, resource templates and prompts (Resource,
+// ResourceTemplate, Prompt), rich tool content (Result: images, audio,
+// resource links, embedded resources), the manifest, call dispatch, and a
+// database/sql driver over the weft_sql_v1 host library. docs/abi.md (ABI
+// v1) is the contract it implements.
 //
 // A module is a package main built as a WASI reactor:
 //
