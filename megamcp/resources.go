@@ -103,6 +103,11 @@ func (s *Server) resourceHandler() mcp.ResourceHandler {
 		if errors.Is(err, module.ErrUnknownResource) {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
+		if errors.Is(err, module.ErrRefused) {
+			// The module's handler answered with an error: the request's
+			// fault, not the server's.
+			err = fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
 		if err != nil {
 			return nil, protocolError(err)
 		}
@@ -126,7 +131,7 @@ func (s *Server) promptHandler() mcp.PromptHandler {
 		}
 		res, err := s.GetPrompt(ctx, ss.id, gen, req.Params.Name, req.Params.Arguments)
 		if err != nil {
-			if errors.Is(err, module.ErrInvalidArguments) || errors.Is(err, module.ErrUnknownPrompt) {
+			if errors.Is(err, module.ErrInvalidArguments) || errors.Is(err, module.ErrUnknownPrompt) || errors.Is(err, module.ErrRefused) {
 				err = fmt.Errorf("%w: %v", ErrBadRequest, err)
 			}
 			return nil, protocolError(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/megamcp/inspect"
 	"github.com/weft-dev/weft/megamcp/registry"
 )
 
@@ -34,6 +35,7 @@ type serveFlags struct {
 	checkpoint     time.Duration
 	sessionTimeout time.Duration
 	callTimeout    time.Duration
+	mysqlAddr      string
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -46,6 +48,9 @@ Endpoints (see docs/api.md):
   /v1/...             admin API (HTTP+JSON, bearer token)
   /v1/registry/...    module push/pull (weft module push/pull)
   /metrics            Prometheus metrics (bearer token)
+
+With --mysql-addr, any MySQL client can read a session's state (read-only):
+  mysql -h 127.0.0.1 -P PORT -u weft -p"$WEFT_TOKEN" SESSION_ID
 
 With --data, every tool call is appended to the session's ledger before it
 is acknowledged, sessions are checkpointed in the background, and a restart
@@ -85,6 +90,7 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.checkpoint, "checkpoint-interval", time.Second, "debounce period of session checkpoints (0 disables)")
 	fl.DurationVar(&f.sessionTimeout, "mcp-idle-timeout", 30*time.Minute, "close MCP sessions idle this long (0: never)")
 	fl.DurationVar(&f.callTimeout, "call-timeout", 0, "per tool call deadline (default 2s)")
+	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	return cmd
 }
 
@@ -165,6 +171,14 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	})
 	if err != nil {
 		return err
+	}
+	if f.mysqlAddr != "" {
+		ms, err := inspect.Serve(srv, inspect.Config{Address: f.mysqlAddr, Token: token})
+		if err != nil {
+			return fmt.Errorf("--mysql-addr: %w", err)
+		}
+		defer ms.Close()
+		a.log().Info("MySQL inspection", "addr", ms.Addr().String(), "user", "weft")
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
