@@ -18,7 +18,7 @@ import (
 func newServer(t *testing.T, dataDir string, reg *module.Registry) *Server {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := module.NewRuntime(ctx, module.Config{CallTimeout: 300 * time.Millisecond})
+	rt, err := module.NewRuntime(ctx, module.Config{CallTimeout: 300 * time.Millisecond, CacheDir: megamcptest.CacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

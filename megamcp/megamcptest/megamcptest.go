@@ -38,8 +38,14 @@ func Root() string {
 // and "fx".
 var Modules = []string{"hello", "retail", "fx"}
 
+// CacheDir is a compilation cache shared by the test processes of one
+// machine (wazero's file cache, keyed by module content and wazero
+// version): each test module is compiled once, not once per test (which
+// costs seconds under the race detector).
+func CacheDir() string { return filepath.Join(os.TempDir(), "weft-test-wazero-cache") }
+
 func build(ctx context.Context) (map[string][]byte, error) {
-	rt, err := module.NewRuntime(ctx, module.Config{})
+	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: CacheDir()})
 	if err != nil {
 		return nil, err
 	}
