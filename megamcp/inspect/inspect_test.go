@@ -25,7 +25,7 @@ var _ inspect.Sessions = (*megamcp.Server)(nil)
 func newMegamcp(t *testing.T) *megamcp.Server {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := module.NewRuntime(ctx, module.Config{CallTimeout: 2 * time.Second})
+	rt, err := module.NewRuntime(ctx, module.Config{CallTimeout: 2 * time.Second, CacheDir: megamcptest.CacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
