@@ -431,10 +431,18 @@ func validID(id string) bool {
 	return true
 }
 
+// writeFileAtomic writes data to path through a temporary file of its own
+// (concurrent writers of the same path, e.g. two sessions persisting the
+// same version, must not share one) renamed over path.
 func writeFileAtomic(path string, data []byte, sync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
