@@ -227,6 +227,14 @@ func (s *Server) Replay(ctx context.Context, id string) (state.Hash, error) {
 // recover rebuilds every session found in the data directory.
 func (s *Server) recover(ctx context.Context) error {
 	root := filepath.Join(s.cfg.DataDir, "sessions")
+	// Temporary files of atomic writes a crash interrupted (versions,
+	// meta.json, checkpoint.json): never renamed, never read.
+	for _, pat := range []string{filepath.Join(s.cfg.DataDir, "versions", "*.tmp"), filepath.Join(root, "*", "*.tmp")} {
+		tmps, _ := filepath.Glob(pat)
+		for _, f := range tmps {
+			_ = os.Remove(f)
+		}
+	}
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return err
