@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/state"
 )
 
 // GenerationHeader carries a request's generation (fencing) on the admin
@@ -323,7 +324,7 @@ func (s *Server) AdminHandler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, c)
+		writeJSON(w, http.StatusOK, diffBody(c))
 	})
 	mux.HandleFunc("POST /v1/sessions/{id}/verify", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -394,7 +395,7 @@ func (s *Server) AdminHandler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, c)
+		writeJSON(w, http.StatusOK, diffBody(c))
 	})
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		var body apiError
@@ -402,6 +403,14 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusNotFound, body)
 	})
 	return mux
+}
+
+// diffBody is c with an empty table list as [] rather than null.
+func diffBody(c *state.Changes) *state.Changes {
+	if c.Tables == nil {
+		c.Tables = []state.TableDiff{}
+	}
+	return c
 }
 
 // sessionBody is a session's admin representation: its info and where its
