@@ -29,10 +29,14 @@ const MetaGeneration = "weft/generation"
 
 // Error codes of MCP protocol errors weft returns (JSON-RPC server-error
 // range). The error's data is {"kind": "<errorKind>", ...}.
+//
+// CodeToolFailure is not -32003: the Go SDK's client takes a -32003 (or
+// -32004) response for its own "client is closing" ("server is closing")
+// and reports mcp.ErrConnectionClosed without the error's code and data.
 const (
 	CodeStaleGeneration = -32001 // data: {"kind": "stale_generation", "current_generation": N}
 	CodeNoSuchSession   = -32002
-	CodeToolFailure     = -32003 // trap, deadline, memory_limit, malformed_output: an infrastructure failure, not the policy's
+	CodeToolFailure     = -32010 // trap, deadline, canceled, memory_limit, malformed_output: an infrastructure failure, not the policy's
 )
 
 // mcpServer returns the MCP server of group g: one per group, shared by all
