@@ -304,7 +304,9 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 	}
 	// The SDK logs every session connect at info; keep warnings and errors.
 	sdkLog := slog.New(minLevel{lg.Handler(), slog.LevelWarn})
-	sopts := &mcp.StreamableHTTPOptions{Logger: sdkLog, SessionTimeout: opts.SessionTimeout}
+	// An event store lets clients resume an interrupted SSE stream
+	// (Last-Event-ID); the SDK bounds it (10 MiB, oldest events purged).
+	sopts := &mcp.StreamableHTTPOptions{Logger: sdkLog, SessionTimeout: opts.SessionTimeout, EventStore: mcp.NewMemoryEventStore(nil)}
 	defHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if defGroup == nil {
 			return nil
