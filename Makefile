@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test check bench demo fuzz clean
+.PHONY: all help build test module-test mcp-test check bench demo fuzz clean
 
 all: build
 
@@ -29,6 +29,7 @@ help:
 	@echo "make build   build bin/weft with version/commit stamps"
 	@echo "make test    go test $(TEST_FLAGS) ./..."
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
+	@echo "make mcp-test  real MCP clients against weft serve/mcp (part of make test; needs npm)"
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the demo"
@@ -41,6 +42,7 @@ build:
 test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(MAKE) module-test
+	$(MAKE) mcp-test
 
 # The tool-module suites through the CLI, as module authors run them: the
 # retail module against the tau2-bench reference outputs (both oracle files)
@@ -63,6 +65,13 @@ module-test: build build/retail-seed.json
 	$(MAKE) -C examples/modules/c-notes
 	$(MODULE_ENV) $(BIN) module build ./examples/modules/c-notes $(MODULE_FLAGS) --wasm examples/modules/c-notes/notes.wasm
 	$(MODULE_ENV) $(BIN) module test c-notes $(MODULE_FLAGS) --cases examples/modules/c-notes/cases.json
+
+# Real MCP clients against `weft serve` and `weft mcp`: the MCP conformance
+# suite, the MCP Inspector CLI and the TypeScript SDK, on Node 22; all from
+# the npm registry at the versions pinned in scripts/mcp-clients/, installed
+# into build/npm by the script (needs npm).
+mcp-test:
+	bash scripts/mcp-clients.sh
 
 check: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; \
