@@ -349,7 +349,9 @@ func TestRecovery(t *testing.T) {
 	}
 	call(t, s1, a.ID, 0, "add_note", `{"text":"one"}`)
 	call(t, s1, a.ID, 0, "random", `{}`)
-	call(t, s1, b.ID, 0, "modify_user_address", `{"user_id":"mia_li_3668","address1":"1 Main St","address2":"","city":"Austin","state":"TX","country":"USA","zip":"78701"}`)
+	if r := call(t, s1, b.ID, 0, "modify_user_address", `{"user_id":"noah_brown_6181","address1":"1 Main St","address2":"","city":"Austin","state":"TX","country":"USA","zip":"78701"}`); r.Result.IsError || r.RowsChanged == 0 {
+		t.Fatalf("modify_user_address: %s (%d rows)", text(r), r.RowsChanged)
+	}
 	// A checkpoint, then more calls, a restore and a clock change after it.
 	if err := s1.checkpointAll(false); err != nil {
 		t.Fatal(err)
@@ -370,7 +372,9 @@ func TestRecovery(t *testing.T) {
 	if err := s1.SetClock(a.ID, 1, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
-	call(t, s1, b.ID, 0, "cancel_pending_order", `{"order_id":"#W4597054","reason":"no longer needed"}`)
+	if r := call(t, s1, b.ID, 0, "cancel_pending_order", `{"order_id":"#W5918442","reason":"no longer needed"}`); r.Result.IsError || r.RowsChanged == 0 {
+		t.Fatalf("cancel_pending_order: %s", text(r))
+	}
 	want := map[string]*SessionInfo{a.ID: mustInfo(t, s1, a.ID), b.ID: mustInfo(t, s1, b.ID)}
 	// A torn append at the end of a's ledger (a crash mid-write: never
 	// acknowledged) is cut off on recovery.

@@ -214,6 +214,12 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if err != nil {
 		return nil, err
 	}
+	leave, err := m.rt.admit(ctx)
+	if err != nil {
+		_ = unit.Rollback()
+		return nil, &CallError{Tool: tool, Kind: ErrCanceled, Message: err.Error(), Err: err}
+	}
+	defer leave()
 	inst, err := m.acquire(ctx)
 	if err != nil {
 		_ = unit.Rollback()

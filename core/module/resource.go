@@ -230,6 +230,11 @@ func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, 
 			err = rerr
 		}
 	}()
+	leave, err := m.rt.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	inst, err := m.acquire(ctx)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,12 @@ type Config struct {
 	// 2 × GOMAXPROCS). More run concurrently when needed; extra ones are
 	// closed when released.
 	MaxIdleInstances int
+	// MaxConcurrentCalls bounds the module calls (tool calls, resource
+	// reads, prompts, exports) running at once over all modules of the
+	// runtime (default GOMAXPROCS). Further calls wait for a slot; their
+	// deadline starts when they run, so an overloaded server queues calls
+	// instead of timing them out, and keeps instance churn low.
+	MaxConcurrentCalls int
 }
 
 const (
@@ -70,6 +76,7 @@ type Runtime struct {
 	closed  bool
 	modules map[string]*compileEntry
 	checked wazero.Runtime // nil until needed: modules without interrupt checks
+	slots   chan struct{}  // MaxConcurrentCalls admission tokens
 }
 
 type compileEntry struct {
@@ -95,6 +102,9 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.MaxIdleInstances <= 0 {
 		cfg.MaxIdleInstances = 2 * runtime.GOMAXPROCS(0)
 	}
+	if cfg.MaxConcurrentCalls <= 0 {
+		cfg.MaxConcurrentCalls = runtime.GOMAXPROCS(0)
+	}
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
@@ -110,8 +120,25 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, err
 	}
-	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{}}
+	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{},
+		slots: make(chan struct{}, cfg.MaxConcurrentCalls)}
 	return r, nil
+}
+
+// admit waits for one of the MaxConcurrentCalls slots; the returned func
+// frees it. A ctx done while waiting gives ErrCanceled.
+func (r *Runtime) admit(ctx context.Context) (func(), error) {
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	default:
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: while waiting for a free call slot: %v", ErrCanceled, ctx.Err())
+	}
 }
 
 // newWazero creates a wazero runtime with the WASI and weft host libraries.
@@ -259,7 +286,12 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 		return &ModuleError{Digest: digest, Reason: reason, Err: err}
 	}
 	wrt := r.rt
-	if iw, err := instrumentInterrupt(wasm); r.cfg.FastInterrupt && err == nil {
+	var iw []byte
+	var ierr error = errors.New("FastInterrupt off")
+	if r.cfg.FastInterrupt {
+		iw, ierr = instrumentInterrupt(wasm)
+	}
+	if ierr == nil {
 		wasm = iw
 	} else {
 		var cerr error
