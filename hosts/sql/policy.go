@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -50,7 +52,47 @@ const (
 // Check parses stmt (exactly one statement) and verifies every table it
 // names against the policy. It returns the statement kind, a *DeniedError
 // for a refused statement or table, or an error wrapping ErrSyntax.
+//
+// Results are cached per (policy, statement text), up to checkCacheMax
+// entries: modules send the same parameterized statements over and over, and
+// parsing them here costs as much as a sixth of a tool call.
 func (p Policy) Check(stmt string) (StatementKind, error) {
+	key := checkKey{policy: p.key(), stmt: stmt}
+	if v, ok := checkCache.Load(key); ok {
+		r := v.(checkResult)
+		return r.kind, r.err
+	}
+	kind, err := p.check(stmt)
+	if len(stmt) <= 4096 && checkCacheLen.Load() < checkCacheMax {
+		if _, loaded := checkCache.LoadOrStore(key, checkResult{kind, err}); !loaded {
+			checkCacheLen.Add(1)
+		}
+	}
+	return kind, err
+}
+
+// checkCacheMax bounds the Check cache (entries; statements longer than
+// 4 KiB are not cached).
+const checkCacheMax = 1 << 14
+
+var (
+	checkCache    sync.Map // checkKey -> checkResult
+	checkCacheLen atomic.Int64
+)
+
+type checkKey struct{ policy, stmt string }
+
+type checkResult struct {
+	kind StatementKind
+	err  error
+}
+
+// key identifies the policy's table sets.
+func (p Policy) key() string {
+	return strings.Join(p.Owns, ",") + "|" + strings.Join(p.Reads, ",")
+}
+
+func (p Policy) check(stmt string) (StatementKind, error) {
 	if strings.Contains(stmt, "/*!") {
 		return 0, &DeniedError{Reason: "MySQL executable comments are not allowed", Statement: stmt}
 	}
