@@ -203,6 +203,33 @@ func startWeft(t *testing.T, env *crashEnv, dataDir, fsync, callTimeout string) 
 	return p
 }
 
+// checkpointMetrics summarizes weft's checkpoint metrics (/metrics).
+func checkpointMetrics(ctx context.Context, api *apiClient) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", api.base+"/metrics", nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+crashToken)
+	resp, err := api.hc.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	m := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && strings.HasPrefix(f[0], "weft_checkpoint") && !strings.Contains(f[0], "{") {
+			m[f[0]], _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	n := m["weft_checkpoint_seconds_count"]
+	return fmt.Sprintf("%.0f written (%.1f ms each on average), %.0f records not covered",
+		m["weft_checkpoints_total"], 1000*m["weft_checkpoint_seconds_sum"]/max(n, 1), m["weft_checkpoint_lag_records"])
+}
+
 // procStats describes the process's open files and memory (Linux /proc;
 // "" elsewhere).
 func (p *weftProc) procStats() string {
@@ -596,6 +623,7 @@ func runCrash(t *testing.T, env *crashEnv, cfg crashConfig) {
 	}
 	time.Sleep(load)
 	atKill := p1.procStats()
+	ckStats := checkpointMetrics(ctx, api)
 	killed.Store(true)
 	_ = p1.cmd.Process.Signal(os.Kill)
 	<-p1.exited
@@ -621,8 +649,8 @@ func runCrash(t *testing.T, env *crashEnv, cfg crashConfig) {
 			inflight++
 		}
 	}
-	t.Logf("killed (SIGKILL) after %v of load: %d calls acknowledged (%.0f/s), %d answered with a failure %v, %d in flight; weft at the kill: %s",
-		load, acked, float64(acked)/load.Seconds(), failed, failKinds, inflight, atKill)
+	t.Logf("killed (SIGKILL) after %v of load: %d calls acknowledged (%.0f/s), %d answered with a failure %v, %d in flight; weft at the kill: %s; checkpoints: %s",
+		load, acked, float64(acked)/load.Seconds(), failed, failKinds, inflight, atKill, ckStats)
 	if acked == 0 {
 		t.Fatal("no call was acknowledged")
 	}
