@@ -4,10 +4,12 @@ package megamcp_test
 // real `weft serve` process, which is killed with SIGKILL mid-load and
 // restarted on the same data directory. Every call a client saw
 // acknowledged must be in the recovered ledger (same index, tool and
-// arguments), the ledger must be exactly the acknowledged calls plus at
-// most the one call that was in flight, each session's state hash must equal
-// a replay of its ledger from its initial version, and the sessions must go
-// on taking calls at the next index.
+// arguments), the ledger must be exactly the calls the server answered plus
+// at most the one call per session that was in flight (no gaps, nothing
+// else), each session's state hash must equal a replay of its ledger from
+// its initial version, and the sessions must go on taking calls at the next
+// index. Run once with --fsync never (N sessions) and once with --fsync
+// always (at most 16).
 //
 //	go test -run TestCrash ./megamcp/                            # N = 16 (CI)
 //	WEFT_CRASH_N=1000 go test -run TestCrash -timeout 30m -v ./megamcp/
@@ -18,10 +20,10 @@ package megamcp_test
 //
 // Environment: WEFT_CRASH_N (sessions, default 16), WEFT_CRASH_WORKERS
 // (concurrent clients, default 64), WEFT_CRASH_LOAD (load time before the
-// kill, default a random 2-3 s, at least 30 ms a session),
-// WEFT_CRASH_SEED (the random seed, default the time),
-// WEFT_CRASH_CALL_TIMEOUT (weft serve --call-timeout, e.g. 5ms to make
-// calls fail with deadlines).
+// kill; default max(2 s, 30 ms × N) plus a random 0-1 s), WEFT_CRASH_SEED
+// (the random seed, default the time), WEFT_CRASH_CALL_TIMEOUT (--call-timeout
+// of the weft serve under load, e.g. 3ms to make calls fail with deadlines;
+// the restart keeps the default).
 
 import (
 	"bufio"
