@@ -348,19 +348,12 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("POST /v1/sessions/{id}/replay", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		h, err := s.Replay(r.Context(), id)
+		res, err := s.Replay(r.Context(), r.PathValue("id"))
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		ss, err := s.Session(id)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		cur := ss.Info().Hash
-		writeJSON(w, http.StatusOK, map[string]any{"replay_hash": h.String(), "hash": cur, "equal": cur == h.String()})
+		writeJSON(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("POST /v1/versions", func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))

@@ -256,7 +256,7 @@ func TestAdminSessions(t *testing.T) {
 	}
 	seedID := VersionID(g.seed)
 	if !slices.Equal(info.Modules, []string{"hello"}) || len(info.Digests) != 1 || !strings.HasPrefix(info.Digests[0], "sha256:") ||
-		info.Version != seedID || info.Hash != seedID || info.Generation != 0 || info.Seed != 7 ||
+		info.Version != seedID || info.Hash != seedID || info.Generation != 1 || info.Seed != 7 ||
 		!info.Clock.Equal(module.DefaultEpoch) || info.Calls != 0 || info.Ledger != 0 || info.Checkpoint != 0 ||
 		!slices.Equal(info.Tools, []string{"add_note", "list_notes", "now", "random"}) ||
 		info.Created.Before(before.Add(-time.Second)) || info.Created.After(time.Now().Add(time.Second)) {
@@ -285,7 +285,7 @@ func TestAdminSessions(t *testing.T) {
 
 	// calls: a result, then refused calls as isError results
 	c := a.call(id, "add_note", map[string]string{"text": "buy milk"})
-	if c.Result.IsError || c.Seq != 0 || c.Index != 0 || c.Generation != 0 || c.RowsChanged != 1 ||
+	if c.Result.IsError || c.Seq != 0 || c.Index != 0 || c.Generation != 1 || c.RowsChanged != 1 ||
 		len(c.Result.Content) != 1 || c.Result.Content[0].Type != "text" || c.Result.Content[0].Text != `{"id":1}` {
 		t.Fatalf("add_note = %+v", c)
 	}
@@ -321,16 +321,16 @@ func TestAdminSessions(t *testing.T) {
 	}
 	r = a.do("POST", "/v1/sessions/"+id+"/restore", map[string]string{"version": snap.Version})
 	r.json(t, 200, &rs)
-	if rs.Generation != 1 || r.header.Get(GenerationHeader) != "1" {
+	if rs.Generation != 2 || r.header.Get(GenerationHeader) != "2" {
 		t.Fatalf("restore = %s, header %q", r.body, r.header.Get(GenerationHeader))
 	}
-	if got := a.session(id); got.Hash != snap.Version || got.Generation != 1 {
+	if got := a.session(id); got.Hash != snap.Version || got.Generation != 2 {
 		t.Fatalf("after restore: %+v", got)
 	}
 	// With the current generation (query parameter), a second restore.
-	r = a.do("POST", "/v1/sessions/"+id+"/restore?generation=1", map[string]string{"version": snap.Version})
+	r = a.do("POST", "/v1/sessions/"+id+"/restore?generation=2", map[string]string{"version": snap.Version})
 	r.json(t, 200, &rs)
-	if rs.Generation != 2 || r.header.Get(GenerationHeader) != "2" {
+	if rs.Generation != 3 || r.header.Get(GenerationHeader) != "3" {
 		t.Fatalf("second restore = %s", r.body)
 	}
 
@@ -348,7 +348,7 @@ func TestAdminSessions(t *testing.T) {
 		{"call field", "POST", "/calls", `{"tool":"add_note","arguments":{"text":"stale"},"generation":1}`, nil},
 		{"restore header", "POST", "/restore", map[string]string{"version": seedID}, []string{GenerationHeader, "1"}},
 		{"restore field", "POST", "/restore", map[string]any{"version": seedID, "generation": 1}, nil},
-		{"snapshot query", "POST", "/snapshot?generation=3", nil, nil},
+		{"snapshot query", "POST", "/snapshot?generation=4", nil, nil},
 		{"fork field", "POST", "/fork", `{"generation":1}`, nil},
 		{"clock header", "POST", "/clock", `{"time":"2030-01-01T00:00:00Z"}`, []string{GenerationHeader, "1"}},
 		{"verify field", "POST", "/verify", `{"checks":[],"generation":1}`, nil},
@@ -356,7 +356,7 @@ func TestAdminSessions(t *testing.T) {
 	} {
 		r := a.do(tc.method, "/v1/sessions/"+id+tc.path, tc.body, tc.hdr...)
 		e := r.apiErr(t, http.StatusConflict, "stale_generation")
-		if e.Error.CurrentGeneration != 2 || r.header.Get(GenerationHeader) != "2" {
+		if e.Error.CurrentGeneration != 3 || r.header.Get(GenerationHeader) != "3" {
 			t.Fatalf("%s: %s (header %q)", tc.name, r.body, r.header.Get(GenerationHeader))
 		}
 	}
@@ -367,17 +367,17 @@ func TestAdminSessions(t *testing.T) {
 		t.Fatalf("%d sessions after a fenced fork", n)
 	}
 	// The header wins over the body field; the current generation passes.
-	if c := a.call(id, "list_notes", nil, GenerationHeader, "2"); c.Generation != 2 || c.Result.IsError {
+	if c := a.call(id, "list_notes", nil, GenerationHeader, "3"); c.Generation != 3 || c.Result.IsError {
 		t.Fatalf("call with the current generation: %+v", c)
 	}
-	r = a.do("POST", "/v1/sessions/"+id+"/calls", `{"tool":"list_notes","generation":2}`, GenerationHeader, "1")
+	r = a.do("POST", "/v1/sessions/"+id+"/calls", `{"tool":"list_notes","generation":3}`, GenerationHeader, "1")
 	r.apiErr(t, http.StatusConflict, "stale_generation")
 
 	// fork: of the current state, then of a version
 	var fk sessionJSON
-	a.do("POST", "/v1/sessions/"+id+"/fork", `{"generation":2}`).json(t, http.StatusCreated, &fk)
+	a.do("POST", "/v1/sessions/"+id+"/fork", `{"generation":3}`).json(t, http.StatusCreated, &fk)
 	if fk.ID == id || !validID(fk.ID) || fk.Hash != cur.Hash || fk.Version != cur.Hash || fk.Seed != 7 ||
-		fk.Generation != 0 || fk.Calls != 0 || fk.MCP != "/mcp/sessions/"+fk.ID || !slices.Equal(fk.Digests, cur.Digests) {
+		fk.Generation != 1 || fk.Calls != 0 || fk.MCP != "/mcp/sessions/"+fk.ID || !slices.Equal(fk.Digests, cur.Digests) {
 		t.Fatalf("fork = %+v (source %+v)", fk, cur)
 	}
 	a.call(fk.ID, "add_note", map[string]string{"text": "in fork"})
@@ -427,14 +427,14 @@ func TestAdminSessions(t *testing.T) {
 	if strings.Join(kinds, " ") != wantKinds {
 		t.Fatalf("ledger\n got %s\nwant %s", strings.Join(kinds, " "), wantKinds)
 	}
-	if rec := all[0]; rec.Module != "hello" || rec.Generation != 0 || rec.RowsChanged != 1 || rec.Clock != module.DefaultEpoch.UnixNano() {
+	if rec := all[0]; rec.Module != "hello" || rec.Generation != 1 || rec.RowsChanged != 1 || rec.Clock != module.DefaultEpoch.UnixNano() {
 		t.Fatalf("record 0 = %+v", rec)
 	}
 	jsonEq(t, all[0].Arguments, `{"text":"buy milk"}`)
-	if rec := all[5]; rec.Version != snap.Version || rec.Generation != 1 {
+	if rec := all[5]; rec.Version != snap.Version || rec.Generation != 2 {
 		t.Fatalf("restore record = %+v", rec)
 	}
-	if rec := all[9]; rec.Clock != time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano() || rec.Generation != 2 {
+	if rec := all[9]; rec.Clock != time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano() || rec.Generation != 3 {
 		t.Fatalf("clock record = %+v", rec)
 	}
 	var paged []Record
@@ -471,7 +471,7 @@ func TestAdminSessions(t *testing.T) {
 	a.do("GET", "/v1/sessions/"+fk.ID, nil).apiErr(t, 404, "no_such_session")
 	a.do("DELETE", "/v1/sessions/"+fk.ID, nil).apiErr(t, 404, "no_such_session")
 	a.do("POST", "/v1/sessions/"+fk.ID+"/calls", `{"tool":"list_notes"}`).apiErr(t, 404, "no_such_session")
-	if r := a.do("DELETE", "/v1/sessions/"+id, nil, GenerationHeader, "2"); r.status != http.StatusNoContent {
+	if r := a.do("DELETE", "/v1/sessions/"+id, nil, GenerationHeader, "3"); r.status != http.StatusNoContent {
 		t.Fatalf("fenced delete with the current generation: %d %s", r.status, r.body)
 	}
 	a.do("GET", "/v1/sessions", nil).json(t, 200, &list)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/core/module"
@@ -56,16 +58,36 @@ func (s *Server) checkpointAll(final bool) error {
 	}
 	s.mu.RUnlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
-	var errs []error
-	var lag uint64
-	for _, ss := range list {
-		if err := ss.checkpoint(); err != nil {
-			errs = append(errs, errSession(ss.id, err))
-		}
-		ss.mu.Lock()
-		lag += ss.nrec - ss.ck.Index
-		ss.mu.Unlock()
+	var (
+		errs []error
+		lag  uint64
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+	)
+	work := make(chan *Session)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ss := range work {
+				err := ss.checkpoint()
+				ss.mu.Lock()
+				l := ss.nrec - ss.ck.Index
+				ss.mu.Unlock()
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, errSession(ss.id, err))
+				}
+				lag += l
+				mu.Unlock()
+			}
+		}()
 	}
+	for _, ss := range list {
+		work <- ss
+	}
+	close(work)
+	wg.Wait()
 	if s.met != nil {
 		s.met.checkpointLag.Set(float64(lag))
 	}
@@ -126,6 +148,12 @@ func (ss *Session) checkpoint() error {
 	return nil
 }
 
+// ReplayCallTimeout is the per-call deadline of replayed calls (recovery
+// and Replay): a call acknowledged once must not fail on a slower or busier
+// machine, so it is far above the default call timeout; it still stops a
+// module that no longer terminates.
+const ReplayCallTimeout = 60 * time.Second
+
 // replayer re-runs ledger records on a workspace: recovery after the
 // session's checkpoint, and Replay from its initial version.
 type replayer struct {
@@ -142,8 +170,8 @@ type replayer struct {
 func (s *Server) newReplayer(g *Group, v *state.Version, meta sessionMeta) *replayer {
 	clock := module.NewVirtualClock(time.Unix(0, meta.Clock).UTC())
 	ws := s.store.Fork(v)
-	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v,
-		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock}}
+	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v, gen: FirstGeneration,
+		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock, Timeout: ReplayCallTimeout}}
 }
 
 // apply re-runs one record. Only calls that committed changes are run again
@@ -198,30 +226,49 @@ func (r *replayer) apply(ctx context.Context, rec *Record) error {
 	return nil
 }
 
-// Replay re-runs the whole ledger of session id from its initial version on
-// a scratch workspace and returns the resulting state hash. For a healthy
-// session it equals the session's current hash (SessionInfo.Hash): the
-// check the crash test makes.
-func (s *Server) Replay(ctx context.Context, id string) (state.Hash, error) {
+// ReplayResult compares a replay of a session's ledger with the session.
+type ReplayResult struct {
+	Records    uint64 `json:"records"`     // ledger records replayed
+	ReplayHash string `json:"replay_hash"` // state after replaying them from the initial version
+	Hash       string `json:"hash"`        // the session's state after the same records
+	Equal      bool   `json:"equal"`
+}
+
+// Replay re-runs the session's ledger from its initial version on a scratch
+// workspace and compares the resulting state hash with the session's: the
+// check the crash test makes. The ledger length and the session's hash are
+// read together under the session's lock, so calls arriving during the
+// replay do not disturb the comparison.
+func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	ss, err := s.Session(id)
 	if err != nil {
-		return state.Hash{}, err
+		return nil, err
 	}
-	recs, err := s.Ledger(id, 0, 0)
+	if err := ss.lock(0); err != nil {
+		return nil, err
+	}
+	n := ss.nrec
+	live := ss.ws.Hash().String()
+	ss.mu.Unlock()
+	recs, err := ss.wal.read(0, int(n))
 	if err != nil {
-		return state.Hash{}, err
+		return nil, err
+	}
+	if uint64(len(recs)) != n {
+		return nil, fmt.Errorf("session %s: ledger has %d records, expected %d", id, len(recs), n)
 	}
 	v, err := s.Version(ss.meta.Version)
 	if err != nil {
-		return state.Hash{}, err
+		return nil, err
 	}
 	r := s.newReplayer(ss.group, v, ss.meta)
 	for i := range recs {
 		if err := r.apply(ctx, &recs[i]); err != nil {
-			return state.Hash{}, err
+			return nil, err
 		}
 	}
-	return r.ws.Hash(), nil
+	rh := r.ws.Hash().String()
+	return &ReplayResult{Records: n, ReplayHash: rh, Hash: live, Equal: rh == live}, nil
 }
 
 // recover rebuilds every session found in the data directory.
@@ -240,22 +287,45 @@ func (s *Server) recover(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	n, replayed := 0, 0
+	var (
+		mu                 sync.Mutex
+		n, replayed, broke int
+		wg                 sync.WaitGroup
+	)
+	work := make(chan string)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				dir := filepath.Join(root, name)
+				k, err := s.recoverSession(ctx, dir)
+				mu.Lock()
+				switch {
+				case err != nil:
+					// One broken session must not keep the others down: set
+					// it aside for an operator and go on.
+					broke++
+					aside := dir + ".failed"
+					s.log.Error("session not recovered; set aside", "session", name, "dir", aside, "err", err)
+					_ = os.Rename(dir, aside)
+				case k >= 0:
+					n++
+					replayed += k
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, e := range ents {
-		if !e.IsDir() || !validID(e.Name()) {
-			continue
-		}
-		k, err := s.recoverSession(ctx, filepath.Join(root, e.Name()))
-		if err != nil {
-			return fmt.Errorf("recover session %s: %w", e.Name(), err)
-		}
-		if k >= 0 {
-			n++
-			replayed += k
+		if e.IsDir() && validID(e.Name()) {
+			work <- e.Name()
 		}
 	}
-	if n > 0 {
-		s.log.Info("sessions recovered", "sessions", n, "records_replayed", replayed, "seconds", time.Since(start).Seconds())
+	close(work)
+	wg.Wait()
+	if n > 0 || broke > 0 {
+		s.log.Info("sessions recovered", "sessions", n, "failed", broke, "records_replayed", replayed, "seconds", time.Since(start).Seconds())
 	}
 	return nil
 }

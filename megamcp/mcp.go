@@ -86,8 +86,23 @@ func mcpTool(t GroupTool) *mcp.Tool {
 // SessionHeader (set from the /mcp/sessions/{id} path), else the ephemeral
 // session of this MCP session, created on first use over the default
 // modules.
+//
+// An MCP session is bound to the weft session of its first request: its
+// Mcp-Session-Id cannot be replayed against another /mcp/sessions/{id}, and
+// an ephemeral session deleted through the admin API is not silently
+// recreated blank under the same id.
 func (s *Server) mcpSession(ctx context.Context, ms *mcp.ServerSession, h http.Header) (*Session, error) {
 	if id := h.Get(SessionHeader); id != "" {
+		if mid := ms.ID(); mid != "" {
+			if prev, loaded := s.bound.LoadOrStore(mid, id); loaded && prev != id {
+				return nil, fmt.Errorf("%w: this MCP session belongs to another weft session", ErrNoSuchSession)
+			} else if !loaded {
+				go func() {
+					_ = ms.Wait()
+					s.bound.Delete(mid)
+				}()
+			}
+		}
 		return s.Session(id)
 	}
 	mid := ms.ID()
@@ -109,12 +124,17 @@ func (s *Server) mcpSession(ctx context.Context, ms *mcp.ServerSession, h http.H
 	if ss, err := s.Session(mid); err == nil {
 		return ss, nil
 	}
+	if _, made := s.bound.Load(mid); made {
+		return nil, fmt.Errorf("%w: %q was deleted; start a new MCP session", ErrNoSuchSession, mid)
+	}
 	ss, err := s.create(ctx, CreateOptions{Modules: refs, id: mid, ephemeral: true})
 	if err != nil {
 		return nil, err
 	}
+	s.bound.Store(mid, mid)
 	go func() {
 		_ = ms.Wait()
+		s.bound.Delete(mid)
 		if err := s.Delete(mid, 0); err != nil && !errors.Is(err, ErrNoSuchSession) {
 			s.log.Warn("deleting ephemeral session", "session", mid, "err", err)
 		}

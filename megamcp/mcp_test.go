@@ -170,7 +170,7 @@ func TestMCPDefaultModules(t *testing.T) {
 		t.Fatalf("add_note: %s", resultText(res))
 	}
 	jsonEq(t, structured(t, res), `{"id":1}`)
-	if res.Meta["weft/seq"] != 0.0 || res.Meta["weft/index"] != 0.0 || res.Meta["weft/generation"] != 0.0 {
+	if res.Meta["weft/seq"] != 0.0 || res.Meta["weft/index"] != 0.0 || res.Meta["weft/generation"] != 1.0 {
 		t.Fatalf("_meta %v", res.Meta)
 	}
 	res = callTool(t, cs, "list_notes", map[string]any{})
@@ -278,7 +278,8 @@ func TestMCPAdminSession(t *testing.T) {
 		t.Fatalf("invalid arguments: %+v", res)
 	}
 
-	// Two restores: generation 2. A request carrying generation 1, in the
+	// Two restores: generation 3. A request carrying generation 1 (the
+	// first), in the
 	// Weft-Generation header or in _meta, fails with CodeStaleGeneration
 	// and changes nothing.
 	var snap struct {
@@ -289,14 +290,14 @@ func TestMCPAdminSession(t *testing.T) {
 		a.do("POST", "/v1/sessions/"+id+"/restore", map[string]string{"version": snap.Version}).json(t, 200, nil)
 	}
 	before := a.session(id)
-	if before.Generation != 2 {
+	if before.Generation != 3 {
 		t.Fatalf("generation %d", before.Generation)
 	}
 	gt.set("1")
 	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"text": "stale"}})
 	we, data := rpcError(t, err)
-	if we.Code != CodeStaleGeneration || data["kind"] != "stale_generation" || data["current_generation"] != 2.0 ||
-		!strings.Contains(we.Message, "stale generation 1 (current 2)") {
+	if we.Code != CodeStaleGeneration || data["kind"] != "stale_generation" || data["current_generation"] != 3.0 ||
+		!strings.Contains(we.Message, "stale generation 1 (current 3)") {
 		t.Fatalf("stale call: %+v %v", we, data)
 	}
 	gt.set("")
@@ -315,18 +316,18 @@ func TestMCPAdminSession(t *testing.T) {
 		t.Fatalf("fenced calls changed the session: %+v -> %+v", before, got)
 	}
 	// The current generation, in the header and in _meta, passes.
-	gt.set("2")
+	gt.set("3")
 	res = callTool(t, cs, "add_note", map[string]any{"text": "current"})
-	if res.IsError || res.Meta["weft/generation"] != 2.0 {
+	if res.IsError || res.Meta["weft/generation"] != 3.0 {
 		t.Fatalf("call with the current generation: %+v", res)
 	}
 	gt.set("")
-	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_notes", Meta: mcp.Meta{MetaGeneration: "2"}})
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_notes", Meta: mcp.Meta{MetaGeneration: "3"}})
 	if err != nil || res.IsError {
-		t.Fatalf("_meta generation \"2\": %v %+v", err, res)
+		t.Fatalf("_meta generation \"3\": %v %+v", err, res)
 	}
 	jsonEq(t, structured(t, res), `{"notes":[{"id":1,"text":"via MCP"},{"id":2,"text":"via admin"},{"id":3,"text":"current"}]}`)
-	if got := a.session(id); got.Calls != before.Calls+2 || got.Generation != 2 {
+	if got := a.session(id); got.Calls != before.Calls+2 || got.Generation != 3 {
 		t.Fatalf("after current-generation calls: %+v", got)
 	}
 

@@ -3,7 +3,6 @@ package megamcp_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -13,21 +12,12 @@ import (
 )
 
 // TestRecoveryReplayDeadline: recovery re-runs committed ledger records
-// with the runtime's per-call deadline (--call-timeout, default 2 s). A
-// call acknowledged within the deadline can exceed it on replay (a slower
-// or busier machine at restart, a lower --call-timeout after an upgrade);
-// replay then fails and, because one session's failure aborts recovery,
-// weft serve does not start at all. The crash test found it with
-// WEFT_CRASH_CALL_TIMEOUT=3ms kept on the restart:
-//
-//	weft: recover session ...: record 3 (modify_user_address): replay failed:
-//	tool modify_user_address: tool call deadline exceeded
-//
-// Known bug, skipped unless WEFT_KNOWN_BUGS=1 (see the crash test report).
+// with ReplayCallTimeout, not the runtime's per-call deadline, so a call
+// acknowledged within the deadline is recovered even when the restarted
+// server's deadline is one it could never meet (a slower or busier machine,
+// a lower --call-timeout after an upgrade). The crash test found the bug
+// this guards against with WEFT_CRASH_CALL_TIMEOUT=3ms kept on the restart.
 func TestRecoveryReplayDeadline(t *testing.T) {
-	if os.Getenv("WEFT_KNOWN_BUGS") == "" {
-		t.Skip("known bug: replay during recovery uses the call deadline (set WEFT_KNOWN_BUGS=1 to run)")
-	}
 	reg := megamcptest.Registry(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -69,6 +69,7 @@ type Server struct {
 
 	defaultModules []string // modules of /mcp's ephemeral sessions
 	stdioSession   string   // the one session of a stdio server
+	bound          sync.Map // MCP session id -> weft session id (see mcpSession)
 
 	stop   chan struct{}
 	done   chan struct{}

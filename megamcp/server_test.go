@@ -56,7 +56,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.ID) != 26 || info.Generation != 0 || info.Calls != 0 {
+	if len(info.ID) != 26 || info.Generation != FirstGeneration || info.Calls != 0 {
 		t.Fatalf("info = %+v", info)
 	}
 	id := info.ID
@@ -89,28 +89,30 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 
 	gen, err := s.Restore(id, 0, v1)
-	if err != nil || gen != 1 {
+	if err != nil || gen != 2 {
 		t.Fatalf("restore = %d, %v", gen, err)
 	}
-	// Fencing: a call carrying generation 0... is "unfenced" (0 = any); a
-	// stale non-zero generation is refused and changes nothing.
-	gen2, _ := s.Restore(id, 1, v1)
-	if gen2 != 2 {
+	// Fencing: a request carrying generation 0 is not fenced; any other
+	// generation than the current one is refused and changes nothing (the
+	// first generation is 1, so even a client that read the session before
+	// its first restore is fenced).
+	gen2, _ := s.Restore(id, 2, v1)
+	if gen2 != 3 {
 		t.Fatalf("second restore gen = %d", gen2)
 	}
 	before := mustInfo(t, s, id)
 	_, err = s.Call(ctx, id, CallRequest{Generation: 1, Tool: "add_note", Arguments: json.RawMessage(`{"text":"stale"}`)})
 	var fe *FencedError
-	if !errors.As(err, &fe) || fe.Current != 2 || fe.Generation != 1 || !errors.Is(err, ErrStaleGeneration) {
+	if !errors.As(err, &fe) || fe.Current != 3 || fe.Generation != 1 || !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale call: %v", err)
 	}
-	if _, err := s.Restore(id, 1, v1); !errors.Is(err, ErrStaleGeneration) {
+	if _, err := s.Restore(id, 2, v1); !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale restore: %v", err)
 	}
 	if after := mustInfo(t, s, id); after.Hash != before.Hash || after.Ledger != before.Ledger {
 		t.Fatalf("fenced request changed the session: %+v -> %+v", before, after)
 	}
-	if got := text(call(t, s, id, 2, "list_notes", `{}`)); strings.Contains(got, "second") || !strings.Contains(got, "first") {
+	if got := text(call(t, s, id, 3, "list_notes", `{}`)); strings.Contains(got, "second") || !strings.Contains(got, "first") {
 		t.Fatalf("after restore list_notes = %s", got)
 	}
 
@@ -136,7 +138,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if strings.Join(kinds, " ") != want {
 		t.Fatalf("ledger kinds\n got %s\nwant %s", strings.Join(kinds, " "), want)
 	}
-	if recs[6].Version != v1 || recs[7].Generation != 2 || recs[8].Generation != 2 {
+	if recs[6].Version != v1 || recs[7].Generation != 3 || recs[8].Generation != 3 {
 		t.Fatalf("restore records: %+v %+v", recs[6], recs[7])
 	}
 	if page, _ := s.Ledger(id, 3, 2); len(page) != 2 || page[0].Index != 3 {
@@ -144,16 +146,16 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 
 	// Replay of the ledger from the initial version gives the current state.
-	rh, err := s.Replay(ctx, id)
+	rr, err := s.Replay(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rh.String() != mustInfo(t, s, id).Hash {
-		t.Fatalf("replay hash %s, session %s", rh, mustInfo(t, s, id).Hash)
+	if !rr.Equal || rr.ReplayHash != mustInfo(t, s, id).Hash || rr.Records != 9 {
+		t.Fatalf("replay %+v, session %s", rr, mustInfo(t, s, id).Hash)
 	}
 
 	// Fork from the session's current state.
-	fk, err := s.Fork(ctx, id, 2, "")
+	fk, err := s.Fork(ctx, id, 3, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if got := text(call(t, s, id, 0, "list_notes", `{}`)); strings.Contains(got, "in fork") {
 		t.Fatal("fork's write visible in its source")
 	}
-	if err := s.Delete(id, 1); !errors.Is(err, ErrStaleGeneration) {
+	if err := s.Delete(id, 2); !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale delete: %v", err)
 	}
 	if err := s.Delete(id, 0); err != nil {
@@ -313,9 +315,9 @@ func TestCallFailuresLeaveNoTrace(t *testing.T) {
 	}
 	// The session works afterwards, and replay agrees with it.
 	call(t, s, id, 0, "put", `{"id":"c","n":3}`)
-	rh, err := s.Replay(ctx, id)
-	if err != nil || rh.String() != mustInfo(t, s, id).Hash {
-		t.Fatalf("replay = %s, %v", rh, err)
+	rr, err := s.Replay(ctx, id)
+	if err != nil || !rr.Equal || rr.ReplayHash != mustInfo(t, s, id).Hash {
+		t.Fatalf("replay = %+v, %v", rr, err)
 	}
 
 	// A ledger that cannot be written: the call is undone and not
@@ -368,8 +370,8 @@ func TestRecovery(t *testing.T) {
 	if _, err := s1.Restore(a.ID, 0, v); err != nil {
 		t.Fatal(err)
 	}
-	call(t, s1, a.ID, 1, "add_note", `{"text":"three"}`)
-	if err := s1.SetClock(a.ID, 1, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+	call(t, s1, a.ID, 2, "add_note", `{"text":"three"}`)
+	if err := s1.SetClock(a.ID, 2, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	if r := call(t, s1, b.ID, 0, "cancel_pending_order", `{"order_id":"#W5918442","reason":"no longer needed"}`); r.Result.IsError || r.RowsChanged == 0 {
@@ -393,9 +395,9 @@ func TestRecovery(t *testing.T) {
 		if got.Hash != w.Hash || got.Generation != w.Generation || got.Ledger != w.Ledger || got.Calls != w.Calls || !got.Clock.Equal(w.Clock) {
 			t.Fatalf("session %s recovered as %+v, want %+v", id, got, w)
 		}
-		rh, err := s2.Replay(ctx, id)
-		if err != nil || rh.String() != w.Hash {
-			t.Fatalf("replay of %s = %s, %v", id, rh, err)
+		rr, err := s2.Replay(ctx, id)
+		if err != nil || !rr.Equal || rr.ReplayHash != w.Hash {
+			t.Fatalf("replay of %s = %+v, %v", id, rr, err)
 		}
 	}
 	// The recovered session goes on where it stopped: same next sequence
@@ -403,7 +405,7 @@ func TestRecovery(t *testing.T) {
 	if _, err := s2.Call(ctx, a.ID, CallRequest{Generation: 0 + 0, Tool: "list_notes"}); err != nil {
 		t.Fatal(err)
 	}
-	if r := call(t, s2, a.ID, 1, "random", `{}`); r.Seq != 5 {
+	if r := call(t, s2, a.ID, 2, "random", `{}`); r.Seq != 5 {
 		t.Fatalf("seq after recovery = %d", r.Seq)
 	}
 	if _, err := s2.Call(ctx, a.ID, CallRequest{Generation: 0 + 3, Tool: "list_notes"}); !errors.Is(err, ErrStaleGeneration) {

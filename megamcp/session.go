@@ -15,6 +15,11 @@ import (
 	"github.com/weft-dev/weft/core/state"
 )
 
+// FirstGeneration is a new session's generation. Generations start at 1 so
+// that 0 can mean "not fenced" in requests: a client that read a session's
+// generation before a restore is always fenced after it.
+const FirstGeneration = 1
+
 // Session is one weft session: a lifecycle group's modules over a private
 // workspace, with a generation, a virtual clock, a seed and a ledger.
 type Session struct {
@@ -134,7 +139,7 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	}
 	ss := &Session{
 		id: opts.id, srv: s, group: g, base: vid, created: time.Now().UTC(),
-		ws: s.store.Fork(v), anchor: v, clock: module.NewVirtualClock(clock.UTC()),
+		ws: s.store.Fork(v), anchor: v, clock: module.NewVirtualClock(clock.UTC()), gen: FirstGeneration,
 		ephemeral: opts.ephemeral,
 	}
 	if ss.id == "" {
@@ -154,6 +159,15 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 		w, _, err := openWAL(filepath.Join(dir, "ledger.wal"), s.cfg.Fsync)
 		if err != nil {
 			return nil, err
+		}
+		if s.cfg.Fsync == FsyncAlways {
+			// The new directory entries (ledger.wal in the session's
+			// directory, the directory in sessions/) must be durable before
+			// any call of the session is acknowledged.
+			if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
+				w.close()
+				return nil, err
+			}
 		}
 		ss.wal = w
 	} else {
@@ -540,3 +554,13 @@ func cutPrefix(s, p string) (string, bool) {
 func errSession(id string, err error) error { return fmt.Errorf("session %s: %w", id, err) }
 
 var _ = context.Background
+
+// syncDir fsyncs a directory, making the entries created in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -70,6 +70,10 @@ type Session struct {
 	Log func(level int, msg string)
 	// Progress receives the module's progress notifications; nil drops them.
 	Progress func(progress, total float64, msg string)
+	// Timeout, if > 0, replaces the runtime's CallTimeout for this
+	// session's tool calls (replay and recovery use a generous one: a call
+	// that was acknowledged once must not fail on a slower machine).
+	Timeout time.Duration
 
 	seq atomic.Uint64
 }
@@ -241,6 +245,9 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	inst.b.set(clockFn, stream, lg.Log)
 
 	timeout := m.rt.cfg.CallTimeout
+	if s.Timeout > 0 {
+		timeout = s.Timeout
+	}
 	if tool == ExportTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
@@ -268,6 +275,17 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	}
 	res.Denied = denied
 	m.release(ctx, inst)
+	if res.IsError && callCtx.Err() != nil {
+		// The deadline (or the caller) stopped a host call, e.g. an SQL
+		// statement, and the module reported that as its own error: it is
+		// an infrastructure failure, not the policy's.
+		_ = unit.Rollback()
+		kind, msg := ErrDeadline, fmt.Sprintf("no response within the deadline (call timeout %s)", timeout)
+		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			kind, msg = ErrCanceled, "the caller canceled the call"
+		}
+		return nil, &CallError{Tool: tool, Kind: kind, Message: msg, Denied: denied}
+	}
 	if res.IsError {
 		if err := unit.Rollback(); err != nil {
 			return nil, err
