@@ -100,6 +100,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./sdk/tool
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./core/module/moduletest
 	$(GO) test -run '^$$' -fuzz '^FuzzReadBundle$$' -fuzztime $(FUZZTIME) ./core/module
+	$(GO) test -run '^$$' -fuzz '^FuzzImportDelta$$' -fuzztime $(FUZZTIME) ./core/state
+	$(GO) test -run '^$$' -fuzz '^FuzzReadFrames$$' -fuzztime $(FUZZTIME) ./megamcp
 
 clean:
 	rm -rf bin build bench.txt
