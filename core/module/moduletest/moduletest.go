@@ -9,8 +9,10 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
@@ -91,8 +93,10 @@ func (r *Report) Summary() string { return fmt.Sprintf("%d passed, %d failed", r
 // arguments) count as mismatches of the call. The error return is for
 // problems of the harness itself (the export hook failing on the seed).
 //
+// Cases run concurrently on GOMAXPROCS workers (each on its own fork; the
+// module's instance pool is shared); the report lists them in case order.
 // progress, when not nil, is called after each case with the number of cases
-// done and the total.
+// done and the total, never concurrently.
 func Run(ctx context.Context, mod *module.Module, seed *state.Version, cases []Case, progress func(done, total int)) (*Report, error) {
 	store := seed.Store()
 	var base map[string]json.RawMessage
@@ -102,18 +106,43 @@ func Run(ctx context.Context, mod *module.Module, seed *state.Version, cases []C
 			return nil, fmt.Errorf("moduletest: export hook on the seed state: %w", err)
 		}
 	}
+	// Cases are independent (each forks the seed): run them on GOMAXPROCS
+	// workers, then report in case order.
+	results := make([][]Mismatch, len(cases))
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(len(cases), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = runCase(ctx, mod, store, seed, base, cases[i])
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, len(cases))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	rep := &Report{Mismatches: []Mismatch{}}
-	for _, c := range cases {
-		ms := runCase(ctx, mod, store, seed, base, c)
+	for i, c := range cases {
 		rep.Calls += len(c.Calls)
-		if len(ms) == 0 {
+		if len(results[i]) == 0 {
 			rep.Passed++
 		} else {
 			rep.Failed++
-			rep.Mismatches = append(rep.Mismatches, ms...)
-		}
-		if progress != nil {
-			progress(rep.Passed+rep.Failed, len(cases))
+			rep.Mismatches = append(rep.Mismatches, results[i]...)
 		}
 	}
 	return rep, nil
