@@ -53,6 +53,11 @@ func writeError(w http.ResponseWriter, err error) {
 	var body apiError
 	body.Error.Code = errorKind(err)
 	body.Error.Message = err.Error()
+	if errors.Is(err, errTooLarge) {
+		body.Error.Code = "too_large"
+		writeJSON(w, http.StatusRequestEntityTooLarge, body)
+		return
+	}
 	var fe *FencedError
 	if errors.As(err, &fe) {
 		body.Error.CurrentGeneration = fe.Current
@@ -75,9 +80,11 @@ func bearer(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
 	}
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		// The scheme is case-insensitive (RFC 7235); the token is not.
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
 			var body apiError
 			body.Error.Code, body.Error.Message = "unauthorized", "missing or wrong bearer token"
@@ -91,9 +98,9 @@ func bearer(token string, h http.Handler) http.Handler {
 // decodeBody reads a JSON request body into v (an empty body leaves v
 // unchanged).
 func decodeBody(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+	b, err := readBody(r)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return err
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
@@ -103,7 +110,26 @@ func decodeBody(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: request body: %v", ErrBadRequest, err)
 	}
+	if dec.More() {
+		return fmt.Errorf("%w: request body: data after the JSON value", ErrBadRequest)
+	}
 	return nil
+}
+
+// errTooLarge is a request body over maxAdminBody (HTTP 413, code
+// "too_large").
+var errTooLarge = fmt.Errorf("%w: request body over %d MiB", ErrBadRequest, maxAdminBody>>20)
+
+// readBody reads a request body of at most maxAdminBody bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if len(b) > maxAdminBody {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 // generation reads the request's generation: header, then query, then the
@@ -170,6 +196,9 @@ func (s *Server) AdminHandler() http.Handler {
 			return
 		}
 		gen, err := generation(r, req.Generation)
+		if err == nil && req.Tool == "" {
+			err = fmt.Errorf("%w: a call needs a tool", ErrBadRequest)
+		}
 		if err != nil {
 			writeError(w, err)
 			return
@@ -356,9 +385,9 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("POST /v1/versions", func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+		b, err := readBody(r)
 		if err != nil {
-			writeError(w, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			writeError(w, err)
 			return
 		}
 		vid, err := s.ImportVersion(r.Context(), b)

@@ -359,33 +359,19 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
 	}
 	r := s.newReplayer(g, base, meta)
 	var ck checkpointInfo
-	if b, err := os.ReadFile(filepath.Join(dir, "checkpoint.json")); err == nil {
-		if err := json.Unmarshal(b, &ck); err != nil {
-			w.close()
-			return 0, fmt.Errorf("checkpoint.json: %w", err)
-		}
-		if ck.Index > uint64(len(recs)) {
-			w.close()
-			return 0, fmt.Errorf("checkpoint covers %d records but the ledger has %d", ck.Index, len(recs))
-		}
-		anchor, err := s.Version(ck.Anchor)
-		if err != nil {
-			w.close()
-			return 0, err
-		}
-		v, err := s.store.ImportDelta(ctx, anchor, bytes.NewReader(ck.Delta))
-		if err != nil {
-			w.close()
-			return 0, fmt.Errorf("checkpoint.json: %w", err)
-		}
-		if v.Hash().String() != ck.Hash {
-			w.close()
-			return 0, fmt.Errorf("checkpoint.json: state hash %s, recorded %s", v.Hash(), ck.Hash)
-		}
+	if c, v, anchor, err := s.loadCheckpoint(ctx, dir, len(recs)); errors.Is(err, ErrCorruptLedger) {
+		w.close()
+		return 0, err
+	} else if err != nil {
+		// The ledger is the source of truth: a damaged checkpoint only costs
+		// a longer replay.
+		s.log.Warn("checkpoint unusable; replaying the whole ledger", "session", meta.ID, "err", err)
+	} else if c != nil {
 		if err := r.ws.Restore(v); err != nil {
 			w.close()
 			return 0, err
 		}
+		ck = *c
 		r.anchor, r.gen, r.calls = anchor, ck.Generation, ck.Calls
 		r.ms.SetSeq(ck.Seq)
 		r.clock.Set(time.Unix(0, ck.Clock).UTC())
@@ -407,4 +393,36 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
 		s.met.sessions.Inc()
 	}
 	return len(recs) - int(ck.Index), nil
+}
+
+// loadCheckpoint reads dir's checkpoint.json and rebuilds the state it
+// records: nil without a checkpoint, an error for one that is damaged or
+// does not fit the ledger (nrecs records).
+func (s *Server) loadCheckpoint(ctx context.Context, dir string, nrecs int) (*checkpointInfo, *state.Version, *state.Version, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "checkpoint.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var ck checkpointInfo
+	if err := json.Unmarshal(b, &ck); err != nil {
+		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
+	}
+	if ck.Index > uint64(nrecs) {
+		return nil, nil, nil, fmt.Errorf("%w: the checkpoint covers %d records but the ledger has %d: acknowledged records are missing", ErrCorruptLedger, ck.Index, nrecs)
+	}
+	anchor, err := s.Version(ck.Anchor)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v, err := s.store.ImportDelta(ctx, anchor, bytes.NewReader(ck.Delta))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
+	}
+	if v.Hash().String() != ck.Hash {
+		return nil, nil, nil, fmt.Errorf("checkpoint.json: state hash %s, recorded %s", v.Hash(), ck.Hash)
+	}
+	return &ck, v, anchor, nil
 }

@@ -144,11 +144,23 @@ func openWAL(path string, policy FsyncPolicy) (*wal, []Record, error) {
 	return &wal{f: f, path: path, policy: policy, n: uint64(len(recs)), size: good}, recs, nil
 }
 
+// ErrCorruptLedger: a ledger frame that is not the last one is damaged (bad
+// checksum, length or JSON). Unlike a torn tail, which only a crash in the
+// middle of an append leaves and which held no acknowledged call, this is
+// damage to acknowledged records: the log is left untouched and the session
+// is set aside for an operator.
+var ErrCorruptLedger = errors.New("ledger corrupt")
+
 // readFrames reads records until the end or the first bad frame; good is
-// the offset after the last good frame.
+// the offset after the last good frame. A bad frame with bytes after it is
+// ErrCorruptLedger; a bad or incomplete last frame is a torn tail (no
+// error: the bytes after good are to be cut).
 func readFrames(r io.Reader) (recs []Record, good int64, err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var hdr [8]byte
+	corrupt := func(what string) ([]Record, int64, error) {
+		return nil, 0, fmt.Errorf("%w: %s in the frame at offset %d (record %d), with data after it", ErrCorruptLedger, what, good, len(recs))
+	}
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			return recs, good, nil
@@ -156,21 +168,32 @@ func readFrames(r io.Reader) (recs []Record, good int64, err error) {
 		n := binary.LittleEndian.Uint32(hdr[:4])
 		sum := binary.LittleEndian.Uint32(hdr[4:])
 		if n > maxFrame {
+			if rest, _ := io.Copy(io.Discard, br); rest >= int64(n) {
+				return corrupt(fmt.Sprintf("length %d over the %d limit", n, maxFrame))
+			}
 			return recs, good, nil
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return recs, good, nil
 		}
+		_, more := br.Peek(1)
+		last := more != nil
 		if crc32.Checksum(buf, crcTable) != sum {
-			return recs, good, nil
+			if last {
+				return recs, good, nil
+			}
+			return corrupt("checksum mismatch")
 		}
 		var rec Record
 		if err := json.Unmarshal(buf, &rec); err != nil {
-			return recs, good, nil
+			if last {
+				return recs, good, nil
+			}
+			return corrupt("undecodable record")
 		}
 		if rec.Index != uint64(len(recs)) {
-			return nil, 0, fmt.Errorf("ledger: record %d carries index %d", len(recs), rec.Index)
+			return nil, 0, fmt.Errorf("%w: record %d carries index %d", ErrCorruptLedger, len(recs), rec.Index)
 		}
 		recs = append(recs, rec)
 		good += int64(8 + n)
@@ -184,6 +207,9 @@ func (w *wal) append(rec *Record) error {
 	payload, err := json.Marshal(rec)
 	if err != nil {
 		return err
+	}
+	if len(payload) > maxFrame {
+		return fmt.Errorf("record of %d bytes exceeds the %d-byte frame limit", len(payload), maxFrame)
 	}
 	frame := make([]byte, 8+len(payload))
 	binary.LittleEndian.PutUint32(frame[:4], uint32(len(payload)))

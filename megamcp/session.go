@@ -258,6 +258,11 @@ func (ss *Session) appendLocked(rec *Record) error {
 	return nil
 }
 
+// MaxArgumentsBytes bounds a tool call's JSON arguments (4 MiB, the MCP Go
+// SDK's request limit): larger ones are refused as invalid arguments and
+// recorded without their bytes.
+const MaxArgumentsBytes = 4 << 20
+
 // CallRequest is one tool call.
 type CallRequest struct {
 	// Generation, when non-zero, must equal the session's generation, else
@@ -320,14 +325,20 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	}
 	rec := &Record{Kind: KindCall, Generation: ss.gen, Seq: ss.ms.Seq(), Tool: req.Tool,
 		Arguments: args, Clock: ss.clock.Now().UnixNano()}
-	if !json.Valid(args) {
+	tooLarge := len(args) > MaxArgumentsBytes
+	switch {
+	case tooLarge:
+		rec.Arguments = mustJSON(map[string]int{"weft/omitted_bytes": len(args)})
+	case !json.Valid(args):
 		rec.Arguments = mustJSON(string(args))
 	}
 	before, _ := ss.ws.Snapshot()
 	var res *module.Result
 	var callErr error
 	ti, ok := ss.group.byName[req.Tool]
-	if !ok {
+	if tooLarge {
+		callErr = &module.ArgumentError{Tool: req.Tool, Message: fmt.Sprintf("the arguments are %d bytes, over the %d-byte limit", len(args), MaxArgumentsBytes)}
+	} else if !ok {
 		callErr = fmt.Errorf("%w: %q", module.ErrUnknownTool, req.Tool)
 	} else {
 		gt := ss.group.tools[ti]

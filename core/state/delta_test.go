@@ -115,3 +115,22 @@ func TestDeltaErrors(t *testing.T) {
 		t.Fatalf("schema change: err = %v", err)
 	}
 }
+
+func TestImportRefusesNonSchemaDDL(t *testing.T) {
+	s := NewStore()
+	for _, ddl := range []string{
+		`"CREATE TABLE t (a INT PRIMARY KEY)","INSERT INTO t VALUES (5)"`,
+		`"SELECT SLEEP(3)"`,
+		`"-- CREATE TABLE t (a INT PRIMARY KEY)\nINSERT INTO t VALUES (1)"`,
+		`"CREATE TABLE t (a INT PRIMARY KEY); DROP TABLE t"`,
+	} {
+		doc := `{"format":"weft.state/v1","ddl":[` + ddl + `],"tables":[]}`
+		if _, err := s.Import(context.Background(), strings.NewReader(doc)); !errors.Is(err, ErrBadImport) {
+			t.Errorf("ddl %s: err = %v", ddl, err)
+		}
+	}
+	ok := `{"format":"weft.state/v1","ddl":["-- a comment\nCREATE TABLE t (a INT PRIMARY KEY, b INT)","/* c */ CREATE UNIQUE INDEX ub ON t (b)"],"tables":[]}`
+	if _, err := s.Import(context.Background(), strings.NewReader(ok)); err != nil {
+		t.Fatal(err)
+	}
+}

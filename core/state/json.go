@@ -181,6 +181,11 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (*Version, error) {
 	if doc.Format != ExportFormat {
 		return nil, &Error{Kind: ErrBadImport, Err: fmt.Errorf("format %q, want %q", doc.Format, ExportFormat)}
 	}
+	for i, st := range doc.DDL {
+		if !schemaStatement(st) {
+			return nil, &Error{Kind: ErrBadImport, Err: fmt.Errorf("ddl[%d] is not a CREATE TABLE, CREATE INDEX or ALTER TABLE statement: %.60q", i, st)}
+		}
+	}
 	ddl := strings.Join(doc.DDL, ";\n")
 	data := make([]TableRows, 0, len(doc.Tables))
 	probe, err := s.Load(ctx, ddl)
@@ -330,4 +335,47 @@ func (s *Store) LoadJSON(ctx context.Context, ddl string, r io.Reader) (*Version
 		}
 	}
 	return s.Load(ctx, ddl, data...)
+}
+
+// schemaStatement reports whether st is a statement an export's "ddl" may
+// hold: one CREATE TABLE, CREATE [UNIQUE] INDEX or ALTER TABLE (anything
+// else, e.g. an INSERT or a SLEEP smuggled into an import, is refused).
+func schemaStatement(st string) bool {
+	if strings.Contains(st, "/*!") {
+		return false
+	}
+	// Leading comments (schema files start with some) are skipped.
+	for {
+		st = strings.TrimSpace(st)
+		switch {
+		case strings.HasPrefix(st, "--"), strings.HasPrefix(st, "#"):
+			_, rest, ok := strings.Cut(st, "\n")
+			if !ok {
+				return false
+			}
+			st = rest
+			continue
+		case strings.HasPrefix(st, "/*"):
+			_, rest, ok := strings.Cut(st, "*/")
+			if !ok {
+				return false
+			}
+			st = rest
+			continue
+		}
+		break
+	}
+	f := strings.Fields(strings.ToUpper(st))
+	if len(f) < 2 || strings.Contains(st, ";") {
+		return false
+	}
+	switch {
+	case f[0] == "CREATE" && (f[1] == "TABLE" || f[1] == "INDEX"):
+		return true
+	case f[0] == "CREATE" && f[1] == "UNIQUE" && len(f) > 2 && f[2] == "INDEX":
+		return true
+	case f[0] == "ALTER" && f[1] == "TABLE":
+		return true
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
@@ -53,7 +54,15 @@ type MySQLConfig struct {
 	// information_schema list. Names are resolved only when a statement reads
 	// their tables. Without List they list only the current database.
 	List func() []string
+
+	// QueryTimeout bounds each statement (default
+	// DefaultMySQLQueryTimeout): an inspection query that would run for
+	// minutes is cancelled and the client gets an error.
+	QueryTimeout time.Duration
 }
+
+// DefaultMySQLQueryTimeout is MySQLConfig.QueryTimeout's default.
+const DefaultMySQLQueryTimeout = 30 * time.Second
 
 // MySQLServer serves versions of a Store over the MySQL wire protocol,
 // read-only, so that any MySQL client can inspect them:
@@ -394,6 +403,13 @@ func (m *MySQLServer) run(c *mysql.Conn, query string, multi bool, cb mysql.Resu
 	sess.beginStatement()
 	defer sess.endStatement()
 	ctx := m.newContext(sess, query)
+	timeout := m.cfg.QueryTimeout
+	if timeout <= 0 {
+		timeout = DefaultMySQLQueryTimeout
+	}
+	tctx, cancel := context.WithTimeout(ctx.Context, timeout)
+	defer cancel()
+	ctx = ctx.WithContext(tctx)
 	stmt, text, rest, err := sql.GlobalParser.ParseWithOptions(ctx, query, ';', multi, sql.LoadSqlMode(ctx).ParserOptions())
 	more := rest != ""
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -229,7 +230,9 @@ func newMCPCmd(a *app) *cobra.Command {
 stdin/stdout, logs on stderr. The session starts from the modules' seed state
 (or --version FILE, a weft.state/v1 export) and lives as long as the process;
 --state-out writes its final state (weft.state/v1) on exit.`,
-		Example: `  # In an MCP client's configuration: command "weft", args ["mcp", "--module", "retail"]
+		Example: `  # In an MCP client's configuration (clients often start servers with a
+  # filtered environment, so name the registry explicitly):
+  #   command "weft", args ["mcp", "--module", "retail", "--registry", "/path/to/registry"]
   weft mcp --module retail --state-out final.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -278,15 +281,23 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 		if err != nil {
 			return errors.Join(runErr, err)
 		}
-		fh, err := os.Create(f.stateOut)
+		// Written to a temporary file and renamed, so a reader never sees
+		// a half-written state.
+		fh, err := os.CreateTemp(filepath.Dir(f.stateOut), filepath.Base(f.stateOut)+".*.tmp")
 		if err != nil {
 			return errors.Join(runErr, err)
 		}
 		if err := v.Export(fh); err != nil {
 			fh.Close()
+			os.Remove(fh.Name())
 			return errors.Join(runErr, err)
 		}
 		if err := fh.Close(); err != nil {
+			os.Remove(fh.Name())
+			return errors.Join(runErr, err)
+		}
+		if err := os.Rename(fh.Name(), f.stateOut); err != nil {
+			os.Remove(fh.Name())
 			return errors.Join(runErr, err)
 		}
 		a.log().Info("state written", "file", f.stateOut, "hash", v.Hash().String())
