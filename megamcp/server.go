@@ -307,13 +307,19 @@ func (s *Server) group(ctx context.Context, refs []string) (*Group, error) {
 	return g, nil
 }
 
-// checkReads reports a module of g that reads a table v does not have.
+// checkReads reports a module of g that owns or reads a table v does not
+// have (a session over it could only fail).
 func (g *Group) checkReads(v *state.Version) error {
 	have := map[string]bool{}
 	for _, t := range v.Tables() {
 		have[strings.ToLower(t)] = true
 	}
 	for _, m := range g.modules {
+		for _, t := range m.mod.Manifest().Tables.Owns {
+			if !have[strings.ToLower(t)] {
+				return fmt.Errorf("%w: module %s owns table %s, which the version does not have", ErrBadRequest, m.mod.Manifest().Name, t)
+			}
+		}
 		for _, t := range m.mod.Manifest().Tables.Reads {
 			if !have[strings.ToLower(t)] {
 				return fmt.Errorf("%w: module %s reads table %s, which neither the group's modules nor the version create", ErrBadRequest, m.mod.Manifest().Name, t)

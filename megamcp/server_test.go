@@ -59,6 +59,14 @@ func TestSessionLifecycle(t *testing.T) {
 	if len(info.ID) != 26 || info.Generation != FirstGeneration || info.Calls != 0 {
 		t.Fatalf("info = %+v", info)
 	}
+	// A version without the module's own table cannot host a session.
+	other, err := s.ImportVersion(ctx, []byte(`{"format":"weft.state/v1","ddl":["CREATE TABLE other (id INT PRIMARY KEY)"],"tables":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, CreateOptions{Modules: []string{"hello"}, Version: other}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "owns table notes") {
+		t.Fatalf("create over a version without notes: %v", err)
+	}
 	id := info.ID
 	r := call(t, s, id, 0, "add_note", `{"text":"first"}`)
 	if r.Result.IsError || r.RowsChanged != 1 || r.Seq != 0 || r.Index != 0 {
