@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/weft-dev/weft/core/module"
@@ -174,6 +176,22 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 		return err
 	}
 	if f.mysqlAddr != "" {
+		// go-mysql-server and vitess log through logrus: keep their records
+		// in weft's format and level.
+		logrus.SetOutput(a.env.Stderr)
+		if a.logFormat == "json" {
+			logrus.SetFormatter(&logrus.JSONFormatter{})
+		}
+		switch lv := slog.Level(a.logLevel); {
+		case lv <= slog.LevelDebug:
+			logrus.SetLevel(logrus.DebugLevel)
+		case lv <= slog.LevelInfo:
+			logrus.SetLevel(logrus.InfoLevel)
+		case lv <= slog.LevelWarn:
+			logrus.SetLevel(logrus.WarnLevel)
+		default:
+			logrus.SetLevel(logrus.ErrorLevel)
+		}
 		ms, err := inspect.Serve(srv, inspect.Config{Address: f.mysqlAddr, Token: token})
 		if err != nil {
 			return fmt.Errorf("--mysql-addr: %w", err)
