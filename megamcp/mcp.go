@@ -199,15 +199,7 @@ func logLevel(level int) mcp.LoggingLevel {
 
 func (s *Server) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var h http.Header
-		if req.Extra != nil {
-			h = req.Extra.Header
-		}
-		ss, err := s.mcpSession(ctx, req.Session, h)
-		if err != nil {
-			return nil, protocolError(err)
-		}
-		gen, err := requestGeneration(h, req.Params.Meta)
+		ss, gen, err := s.requestSession(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
 			return nil, protocolError(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -356,14 +357,10 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	} else if callErr != nil {
 		rec.Error = &ErrorInfo{Kind: errorKind(callErr), Message: callErr.Error()}
 	}
-	if res != nil && rec.Error == nil {
-		rec.Result = res
-		if !res.IsError {
-			after, _ := ss.ws.Snapshot()
-			rec.RowsChanged = state.Diff(before, after).Count()
-		}
-	} else if res != nil {
-		rec.Result = res
+	rec.Result = res
+	if res != nil && rec.Error == nil && !res.IsError {
+		after, _ := ss.ws.Snapshot()
+		rec.RowsChanged = state.Diff(before, after).Count()
 	}
 	rec.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	if err := ss.appendLocked(rec); err != nil {
@@ -548,23 +545,14 @@ func (s *Server) Diff(a, b string) (*state.Changes, error) {
 }
 
 func (s *Server) resolveState(ref string) (*state.Version, error) {
-	if id, ok := cutPrefix(ref, "session:"); ok {
+	if id, ok := strings.CutPrefix(ref, "session:"); ok {
 		return s.Current(id)
 	}
 	return s.Version(ref)
 }
 
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return s, false
-}
-
 // errSession wraps err with the session id for logs.
 func errSession(id string, err error) error { return fmt.Errorf("session %s: %w", id, err) }
-
-var _ = context.Background
 
 // syncDir fsyncs a directory, making the entries created in it durable.
 func syncDir(dir string) error {

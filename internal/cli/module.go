@@ -39,6 +39,12 @@ func (f *moduleFlags) openRegistry() (*module.Registry, error) {
 }
 
 func (f *moduleFlags) runtime(ctx context.Context) (*module.Runtime, error) {
+	return f.runtimeWith(ctx, module.Config{})
+}
+
+// runtimeWith is runtime with cfg's other settings; --cache-dir decides
+// cfg.CacheDir.
+func (f *moduleFlags) runtimeWith(ctx context.Context, cfg module.Config) (*module.Runtime, error) {
 	dir := f.cacheDir
 	switch dir {
 	case "off":
@@ -48,7 +54,8 @@ func (f *moduleFlags) runtime(ctx context.Context) (*module.Runtime, error) {
 			dir = filepath.Join(c, "weft", "wazero")
 		}
 	}
-	return module.NewRuntime(ctx, module.Config{CacheDir: dir})
+	cfg.CacheDir = dir
+	return module.NewRuntime(ctx, cfg)
 }
 
 // moduleLevel maps a module log level (docs/abi.md: 0 debug .. 3 error) to

@@ -113,16 +113,7 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	dir := f.cacheDir
-	switch dir {
-	case "off":
-		dir = ""
-	case "":
-		if c, err := os.UserCacheDir(); err == nil {
-			dir = c + "/weft/wazero"
-		}
-	}
-	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: dir, CallTimeout: callTimeout})
+	rt, err := f.runtimeWith(ctx, module.Config{CallTimeout: callTimeout})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -108,10 +108,7 @@ func build(ctx context.Context) (map[string][]byte, error) {
 // (seconds; the Go build cache makes later runs fast).
 func Registry(t testing.TB) *module.Registry {
 	t.Helper()
-	once.Do(func() { bundles, errOnce = build(context.Background()) })
-	if errOnce != nil {
-		t.Fatalf("building test modules: %v", errOnce)
-	}
+	built(t)
 	reg, err := module.OpenRegistry(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +128,15 @@ func Registry(t testing.TB) *module.Registry {
 // Bundle returns the tar of one test module.
 func Bundle(t testing.TB, name string) []byte {
 	t.Helper()
+	built(t)
+	return bundles[name]
+}
+
+// built builds the test modules once per process, failing t if that failed.
+func built(t testing.TB) {
+	t.Helper()
 	once.Do(func() { bundles, errOnce = build(context.Background()) })
 	if errOnce != nil {
 		t.Fatalf("building test modules: %v", errOnce)
 	}
-	return bundles[name]
 }
