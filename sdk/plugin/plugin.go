@@ -1,0 +1,154 @@
+package plugin
+
+import (
+	"context"
+
+	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+)
+
+// ProtocolVersion is the go-plugin protocol version of this SDK's plugin
+// set (weft.plugin.v1). A host and a plugin agree on it in the handshake;
+// a host that speaks several versions offers a versioned plugin set.
+const ProtocolVersion = 1
+
+// Plugin names in the plugin set: a plugin binary serves one or more of
+// them.
+const (
+	HarnessPlugin    = "harness"
+	VerifierPlugin   = "verifier"
+	AttributorPlugin = "attributor"
+)
+
+// Protocol types. They are the generated protocol buffer messages of
+// weft.plugin.v1 (plugins/proto/weft/plugin/v1/plugin.proto), aliased here
+// so that plugin authors import only this package. Pass them by pointer
+// (they must not be copied).
+type (
+	Message            = pluginpb.Message
+	ToolCall           = pluginpb.ToolCall
+	Tool               = pluginpb.Tool
+	Sampling           = pluginpb.Sampling
+	Limits             = pluginpb.Limits
+	OutputFormat       = pluginpb.OutputFormat
+	Usage              = pluginpb.Usage
+	GenerateRequest    = pluginpb.GenerateRequest
+	GenerateResponse   = pluginpb.GenerateResponse
+	ListToolsRequest   = pluginpb.ListToolsRequest
+	ListToolsResponse  = pluginpb.ListToolsResponse
+	CallToolRequest    = pluginpb.CallToolRequest
+	CallToolResponse   = pluginpb.CallToolResponse
+	UserRequest        = pluginpb.UserRequest
+	UserResponse       = pluginpb.UserResponse
+	QueryRequest       = pluginpb.QueryRequest
+	QueryResponse      = pluginpb.QueryResponse
+	DescribeRequest    = pluginpb.DescribeRequest
+	DescribeResponse   = pluginpb.DescribeResponse
+	RunEpisodeRequest  = pluginpb.RunEpisodeRequest
+	RunEpisodeResponse = pluginpb.RunEpisodeResponse
+	Trajectory         = pluginpb.Trajectory
+	Turn               = pluginpb.Turn
+	ToolResult         = pluginpb.ToolResult
+	Failure            = pluginpb.Failure
+	VerifyRequest      = pluginpb.VerifyRequest
+	VerifyResponse     = pluginpb.VerifyResponse
+	Checkpoint         = pluginpb.Checkpoint
+	AttributeRequest   = pluginpb.AttributeRequest
+	AttributeResponse  = pluginpb.AttributeResponse
+	Attribution        = pluginpb.Attribution
+	Blame              = pluginpb.Blame
+)
+
+// Output formats (see OutputFormat).
+const (
+	FormatNative = pluginpb.OutputFormat_OUTPUT_FORMAT_NATIVE
+	FormatHermes = pluginpb.OutputFormat_OUTPUT_FORMAT_HERMES
+	FormatReAct  = pluginpb.OutputFormat_OUTPUT_FORMAT_REACT
+)
+
+// Blame classes (see Attribution).
+const (
+	BlamePolicy      = pluginpb.Blame_BLAME_POLICY
+	BlameEnvironment = pluginpb.Blame_BLAME_ENVIRONMENT
+	BlameTask        = pluginpb.Blame_BLAME_TASK
+	BlameVerifier    = pluginpb.Blame_BLAME_VERIFIER
+)
+
+// Chat roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Terminations (Trajectory.Termination).
+const (
+	TerminationDone            = "done"
+	TerminationStop            = "stop"
+	TerminationMaxTurns        = "max_turns"
+	TerminationMaxToolCalls    = "max_tool_calls"
+	TerminationTurnDeadline    = "turn_deadline"
+	TerminationEpisodeDeadline = "episode_deadline"
+	TerminationFailure         = "failure"
+)
+
+// Harness is what a harness plugin implements. Methods take a request and
+// fill a response, so fields can be added to either without breaking a
+// plugin. RunEpisode may be called concurrently for different episodes.
+//
+// RunEpisode drives one episode through host: it asks the User for the
+// opening message, renders prompts, calls host.Model, parses tool calls,
+// runs them through host.Env and records every turn in resp.Trajectory. A
+// failure of a host service (a *HostError) ends the episode: set
+// resp.Failure (FailureFromError does it) and return nil, keeping the
+// partial trajectory. Returning an error reports the plugin's own failure.
+type Harness interface {
+	Describe(ctx context.Context, req *DescribeRequest, resp *DescribeResponse) error
+	RunEpisode(ctx context.Context, host Host, req *RunEpisodeRequest, resp *RunEpisodeResponse) error
+}
+
+// Verifier is what a verifier plugin implements; host offers the State
+// service of the episode.
+type Verifier interface {
+	Describe(ctx context.Context, req *DescribeRequest, resp *DescribeResponse) error
+	Verify(ctx context.Context, host Host, req *VerifyRequest, resp *VerifyResponse) error
+}
+
+// Attributor is what an attributor plugin implements.
+type Attributor interface {
+	Describe(ctx context.Context, req *DescribeRequest, resp *DescribeResponse) error
+	Attribute(ctx context.Context, host Host, req *AttributeRequest, resp *AttributeResponse) error
+}
+
+// Host is the set of host services one episode's plugin call can reach.
+// The episode id is filled in by the SDK: requests need not set it. A
+// service the host does not offer for this call returns a *HostError with
+// Kind "unavailable".
+type Host interface {
+	Model() Model
+	Env() Env
+	User() User
+	State() State
+}
+
+// Model is the host's policy.
+type Model interface {
+	Generate(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error
+}
+
+// Env is the episode's tool environment (a MegaMCP session on the host).
+type Env interface {
+	ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error
+	CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error
+}
+
+// User is the other side of the conversation.
+type User interface {
+	Next(ctx context.Context, req *UserRequest, resp *UserResponse) error
+}
+
+// State is privileged read-only access to an episode's states (verifiers
+// and attributors only).
+type State interface {
+	Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
+}
