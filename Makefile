@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test mcp-test check bench demo fuzz clean
+.PHONY: all help build test module-test mcp-test check bench demo fuzz clean proto proto-tools
 
 all: build
 
@@ -34,6 +34,7 @@ help:
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the demo"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
+	@echo "make proto   regenerate sdk/plugin/pluginpb from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
 build:
@@ -72,6 +73,28 @@ module-test: build build/retail-seed.json
 # into build/npm by the script (needs npm).
 mcp-test:
 	bash scripts/mcp-clients.sh
+
+# The plugin protocol's generated Go code (committed). Needs protoc (Debian:
+# protobuf-compiler, 3.21) on PATH; the Go generators are installed at the
+# pinned versions below. plugins/proto_test.go fails when the committed code
+# is stale.
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.0
+PROTO_TOOLS := $(TOOLBIN)/protoc-gen-go $(TOOLBIN)/protoc-gen-go-grpc
+
+$(TOOLBIN)/protoc-gen-go:
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(TOOLBIN)/protoc-gen-go-grpc:
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+proto-tools: $(PROTO_TOOLS)
+
+proto: $(PROTO_TOOLS)
+	PATH="$(TOOLBIN):$$PATH" protoc -I plugins/proto \
+		--go_out=. --go_opt=module=github.com/weft-dev/weft \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/weft-dev/weft \
+		plugins/proto/weft/plugin/v1/plugin.proto
 
 check: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; \
