@@ -339,3 +339,9 @@ func errorKind(err error) string {
 	}
 	return "internal"
 }
+
+// ErrorKind returns the stable snake_case kind of an error returned by the
+// server's session methods (the "kind" of ledger records and of admin API
+// errors): "trap", "deadline", "memory_limit", "malformed_output",
+// "stale_generation", "no_such_session", ...; "" for nil.
+func ErrorKind(err error) string { return errorKind(err) }
