@@ -1,0 +1,259 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+)
+
+// ServeConfig says what a plugin binary serves. Set at least one of
+// Harness, Verifier and Attributor.
+type ServeConfig struct {
+	Harness    Harness
+	Verifier   Verifier
+	Attributor Attributor
+	// Logger receives the plugin's log lines; by default they go to stderr
+	// as JSON, which the host parses and passes to its own logger.
+	Logger hclog.Logger
+}
+
+// Serve serves the plugins of cfg over go-plugin gRPC and returns when the
+// host is done with the plugin (it kills or disconnects the process). Call
+// it from main. Run without the host's handshake (MagicCookieKey), the
+// binary prints a notice and exits with status 1.
+func Serve(cfg *ServeConfig) {
+	if cfg == nil || (cfg.Harness == nil && cfg.Verifier == nil && cfg.Attributor == nil) {
+		panic("plugin.Serve: ServeConfig sets no Harness, Verifier or Attributor")
+	}
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(cfg),
+		GRPCServer:       goplugin.DefaultGRPCServer,
+		Logger:           cfg.Logger,
+	})
+}
+
+// hostDialer gives plugin methods the Host of a request: it dials the
+// host's broker connection once per broker id and caches it.
+type hostDialer struct {
+	sh     *shared
+	broker *goplugin.GRPCBroker
+}
+
+// host returns the Host of an episode whose services the host serves on
+// broker id; id 0 means none (every service returns HostError
+// "unavailable").
+func (d hostDialer) host(id uint32, episodeID string) (Host, error) {
+	if id == 0 {
+		return HostSet{}, nil
+	}
+	conn, err := d.conn(id)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteHost{
+		model: &remoteModel{conn: conn, ep: episodeID},
+		env:   &remoteEnv{conn: conn, ep: episodeID},
+		user:  &remoteUser{conn: conn, ep: episodeID},
+		state: &remoteState{conn: conn, ep: episodeID},
+	}, nil
+}
+
+func (d hostDialer) conn(id uint32) (*grpc.ClientConn, error) {
+	key := connKey{d.broker, id}
+	d.sh.mu.Lock()
+	e, ok := d.sh.conns[key]
+	if !ok {
+		e = &connEntry{ready: make(chan struct{})}
+		d.sh.conns[key] = e
+	}
+	d.sh.mu.Unlock()
+	if ok {
+		<-e.ready
+		return e.conn, e.err
+	}
+	e.conn, e.err = d.broker.Dial(id)
+	if e.err != nil {
+		e.err = fmt.Errorf("weft plugin: dial host services (broker id %d): %w", id, e.err)
+		d.sh.mu.Lock()
+		delete(d.sh.conns, key) // a later request may retry
+		d.sh.mu.Unlock()
+	}
+	close(e.ready)
+	return e.conn, e.err
+}
+
+// closeConns closes the cached host connections (tests, plugintest).
+func (s *shared) closeConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.conns {
+		select {
+		case <-e.ready:
+			if e.conn != nil {
+				_ = e.conn.Close()
+			}
+			delete(s.conns, k)
+		default:
+		}
+	}
+}
+
+// remoteHost is the Host a plugin method gets: services of one episode on
+// the host's broker connection.
+type remoteHost struct {
+	model *remoteModel
+	env   *remoteEnv
+	user  *remoteUser
+	state *remoteState
+}
+
+func (h *remoteHost) Model() Model { return h.model }
+func (h *remoteHost) Env() Env     { return h.env }
+func (h *remoteHost) User() User   { return h.user }
+func (h *remoteHost) State() State { return h.state }
+
+type remoteModel struct {
+	conn *grpc.ClientConn
+	ep   string
+}
+
+func (m *remoteModel) Generate(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error {
+	req.EpisodeId = m.ep
+	if err := m.conn.Invoke(ctx, pluginpb.Model_Generate_FullMethodName, req, resp); err != nil {
+		return decodeHostError("model", err)
+	}
+	return nil
+}
+
+type remoteEnv struct {
+	conn *grpc.ClientConn
+	ep   string
+}
+
+func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error {
+	req.EpisodeId = e.ep
+	if err := e.conn.Invoke(ctx, pluginpb.Env_ListTools_FullMethodName, req, resp); err != nil {
+		return decodeHostError("env", err)
+	}
+	return nil
+}
+
+func (e *remoteEnv) CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error {
+	req.EpisodeId = e.ep
+	if err := e.conn.Invoke(ctx, pluginpb.Env_CallTool_FullMethodName, req, resp); err != nil {
+		return decodeHostError("env", err)
+	}
+	return nil
+}
+
+type remoteUser struct {
+	conn *grpc.ClientConn
+	ep   string
+}
+
+func (u *remoteUser) Next(ctx context.Context, req *UserRequest, resp *UserResponse) error {
+	req.EpisodeId = u.ep
+	if err := u.conn.Invoke(ctx, pluginpb.User_Next_FullMethodName, req, resp); err != nil {
+		return decodeHostError("user", err)
+	}
+	return nil
+}
+
+type remoteState struct {
+	conn *grpc.ClientConn
+	ep   string
+}
+
+func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
+	req.EpisodeId = s.ep
+	if err := s.conn.Invoke(ctx, pluginpb.State_Query_FullMethodName, req, resp); err != nil {
+		return decodeHostError("state", err)
+	}
+	return nil
+}
+
+// Server adapters: pluginpb servers calling the Go interfaces.
+
+type harnessServer struct {
+	pluginpb.UnimplementedHarnessServer
+	impl  Harness
+	hosts hostDialer
+}
+
+func (s *harnessServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
+	resp := new(DescribeResponse)
+	if err := s.impl.Describe(ctx, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+func (s *harnessServer) RunEpisode(ctx context.Context, req *RunEpisodeRequest) (*RunEpisodeResponse, error) {
+	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	if err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	resp := new(RunEpisodeResponse)
+	if err := s.impl.RunEpisode(ctx, host, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+type verifierServer struct {
+	pluginpb.UnimplementedVerifierServer
+	impl  Verifier
+	hosts hostDialer
+}
+
+func (s *verifierServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
+	resp := new(DescribeResponse)
+	if err := s.impl.Describe(ctx, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+func (s *verifierServer) Verify(ctx context.Context, req *VerifyRequest) (*VerifyResponse, error) {
+	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	if err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	resp := new(VerifyResponse)
+	if err := s.impl.Verify(ctx, host, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+type attributorServer struct {
+	pluginpb.UnimplementedAttributorServer
+	impl  Attributor
+	hosts hostDialer
+}
+
+func (s *attributorServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
+	resp := new(DescribeResponse)
+	if err := s.impl.Describe(ctx, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+func (s *attributorServer) Attribute(ctx context.Context, req *AttributeRequest) (*AttributeResponse, error) {
+	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	if err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	resp := new(AttributeResponse)
+	if err := s.impl.Attribute(ctx, host, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
