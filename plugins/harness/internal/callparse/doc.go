@@ -1,0 +1,6 @@
+// Package callparse reads the {"name": ..., "arguments": {...}} call
+// objects of the text protocols (ReAct actions, Hermes <tool_call>
+// blocks) tolerantly: a ```json fence around the object, text after it,
+// arguments given as a JSON string holding an object, and "parameters"
+// in place of "arguments" are all accepted.
+package callparse

@@ -1,0 +1,291 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/weft-dev/weft/sdk/plugin"
+	"google.golang.org/protobuf/proto"
+)
+
+// Parsed is a protocol's reading of one assistant message.
+//
+// Three shapes:
+//   - Calls non-empty: the calls run in order (FormatError may also be set
+//     when some of the message's calls could not be read; the readable
+//     ones still run and the feedback goes back with their results);
+//   - no Calls, FormatError set: a format-error turn; the message is kept
+//     out of the canonical conversation and feedback goes to the model;
+//   - no Calls, no FormatError: a message to the user.
+type Parsed struct {
+	// Calls to run, in order, each with its id (unique in the episode).
+	Calls []*plugin.ToolCall
+	// Canonical is the assistant message for the canonical trajectory:
+	// content without call markup, tool_calls = Calls. Unused for a
+	// format-error turn without calls.
+	Canonical *plugin.Message
+	// FormatError says why (part of) the message could not be read.
+	FormatError string
+}
+
+// Protocol is what a harness supplies for one episode.
+type Protocol interface {
+	// Format is the output format the model is asked for.
+	Format() plugin.OutputFormat
+	// Offer returns the tools offered to the model, from the tools Env
+	// lists (a subset, in order).
+	Offer(listed []*plugin.Tool) []*plugin.Tool
+	// NativeTools reports whether the offered tools go in
+	// GenerateRequest.Tools (native function calling) rather than in the
+	// system prompt.
+	NativeTools() bool
+	// System renders the system message content from the domain policy
+	// (RunEpisodeRequest.SystemPrompt) and the offered tools.
+	System(policy string, offered []*plugin.Tool) string
+	// Parse reads the assistant message of turn (0-based).
+	Parse(msg *plugin.Message, turn int) Parsed
+	// Refuse reports whether the harness refuses call itself (the call
+	// never reaches Env) and the error text the model gets instead.
+	Refuse(call *plugin.ToolCall) (reason string, refused bool)
+	// Observe renders the prompt messages that follow an assistant turn:
+	// the results of its calls, in call order (possibly none), then the
+	// corrective feedback for formatError when it is non-empty.
+	Observe(results []*plugin.ToolResult, formatError string) []*plugin.Message
+}
+
+// Run drives one episode with p and fills resp.Trajectory (and
+// resp.Failure on a host failure; the partial trajectory is kept). It
+// returns an error only for the harness's own failures, never for a host
+// service's. See the package documentation of sdk/plugin for the protocol.
+func Run(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse, p Protocol) error {
+	r := &runner{parent: ctx, host: host, req: req, p: p, tr: &plugin.Trajectory{}}
+	resp.Trajectory = r.tr
+	lim := req.GetLimits()
+	r.ep = ctx
+	if ms := lim.GetEpisodeTimeoutMs(); ms > 0 {
+		var cancel context.CancelFunc
+		r.ep, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	err := r.run()
+	if err == nil {
+		return nil
+	}
+	var e *ended
+	if errors.As(err, &e) {
+		r.tr.Termination = e.termination
+		return nil
+	}
+	r.tr.Termination = plugin.TerminationFailure
+	resp.Failure = plugin.FailureFromError(err)
+	return nil
+}
+
+// ended is how the loop stops without a failure.
+type ended struct{ termination string }
+
+func (e *ended) Error() string { return "episode ended: " + e.termination }
+
+type runner struct {
+	parent, ep context.Context
+	host       plugin.Host
+	req        *plugin.RunEpisodeRequest
+	p          Protocol
+	tr         *plugin.Trajectory
+	prompt     []*plugin.Message // what the model sees
+}
+
+func end(termination string) error { return &ended{termination} }
+
+// classify turns a host call's error into the episode's end: a deadline of
+// the episode or of the turn is a limit, anything else a failure.
+func (r *runner) classify(err error, turn context.Context) error {
+	if r.parent.Err() == nil {
+		if r.ep.Err() != nil {
+			return end(plugin.TerminationEpisodeDeadline)
+		}
+		if turn != nil && turn.Err() != nil {
+			return end(plugin.TerminationTurnDeadline)
+		}
+	}
+	return err
+}
+
+func (r *runner) run() error {
+	lim := r.req.GetLimits()
+	var lt plugin.ListToolsResponse
+	if err := r.host.Env().ListTools(r.ep, &plugin.ListToolsRequest{}, &lt); err != nil {
+		return r.classify(err, nil)
+	}
+	offered := r.p.Offer(lt.Tools)
+	system := &plugin.Message{Role: plugin.RoleSystem, Content: r.p.System(r.req.GetSystemPrompt(), offered)}
+	r.tr.Messages = []*plugin.Message{system}
+	r.prompt = []*plugin.Message{system}
+
+	var ur plugin.UserResponse
+	if err := r.host.User().Next(r.ep, &plugin.UserRequest{Messages: []*plugin.Message{}}, &ur); err != nil {
+		return r.classify(err, nil)
+	}
+	if ur.Done {
+		return end(plugin.TerminationDone)
+	}
+	r.addUser(ur.Content)
+
+	for turn := 0; ; turn++ {
+		if m := lim.GetMaxTurns(); m > 0 && turn >= int(m) {
+			return end(plugin.TerminationMaxTurns)
+		}
+		if r.ep.Err() != nil {
+			return r.classify(r.ep.Err(), nil)
+		}
+		if err := r.turn(turn, offered); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *runner) addUser(content string) {
+	m := &plugin.Message{Role: plugin.RoleUser, Content: content}
+	r.tr.Messages = append(r.tr.Messages, m)
+	r.prompt = append(r.prompt, m)
+}
+
+// turn runs one model generation and what follows it; a nil error means
+// the episode goes on.
+func (r *runner) turn(index int, offered []*plugin.Tool) error {
+	start := time.Now()
+	tctx := r.ep
+	if ms := r.req.GetLimits().GetTurnTimeoutMs(); ms > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(r.ep, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	t := &plugin.Turn{Index: int32(index), Prompt: slices.Clone(r.prompt)}
+	r.tr.Turns = append(r.tr.Turns, t)
+	defer func() { t.DurationMs = time.Since(start).Milliseconds() }()
+
+	greq := &plugin.GenerateRequest{Messages: t.Prompt, Sampling: r.req.GetSampling(), Format: r.p.Format()}
+	if r.p.NativeTools() {
+		greq.Tools = offered
+	}
+	var gr plugin.GenerateResponse
+	if err := r.host.Model().Generate(tctx, greq, &gr); err != nil {
+		return r.classify(err, tctx)
+	}
+	msg := gr.Message
+	if msg == nil {
+		msg = &plugin.Message{Role: plugin.RoleAssistant}
+	}
+	t.Response = msg
+	parsed := r.p.Parse(msg, index)
+	t.Calls = parsed.Calls
+	t.FormatError = parsed.FormatError
+	if parsed.FormatError != "" {
+		r.tr.FormatErrors++
+	}
+	r.prompt = append(r.prompt, promptAssistant(msg))
+
+	if len(parsed.Calls) == 0 && parsed.FormatError != "" {
+		r.prompt = append(r.prompt, r.p.Observe(nil, parsed.FormatError)...)
+		return nil
+	}
+	r.tr.Messages = append(r.tr.Messages, parsed.Canonical)
+
+	if len(parsed.Calls) > 0 {
+		for _, c := range parsed.Calls {
+			if m := r.req.GetLimits().GetMaxToolCalls(); m > 0 && r.tr.ToolCalls >= m {
+				return end(plugin.TerminationMaxToolCalls)
+			}
+			res, err := r.call(tctx, c)
+			if err != nil {
+				return r.classify(err, tctx)
+			}
+			r.tr.ToolCalls++
+			t.Results = append(t.Results, res)
+			r.tr.Messages = append(r.tr.Messages, &plugin.Message{
+				Role: plugin.RoleTool, Content: res.Content, ToolCallId: res.CallId, Name: res.Name,
+			})
+		}
+		r.prompt = append(r.prompt, r.p.Observe(t.Results, parsed.FormatError)...)
+		return nil
+	}
+
+	var ur plugin.UserResponse
+	if err := r.host.User().Next(r.ep, &plugin.UserRequest{Messages: slices.Clone(r.tr.Messages)}, &ur); err != nil {
+		return r.classify(err, nil)
+	}
+	t.UserReply = ur.Content
+	if ur.Done {
+		return end(plugin.TerminationDone)
+	}
+	r.addUser(ur.Content)
+	return nil
+}
+
+func (r *runner) call(ctx context.Context, c *plugin.ToolCall) (*plugin.ToolResult, error) {
+	if reason, refused := r.p.Refuse(c); refused {
+		return &plugin.ToolResult{CallId: c.Id, Name: c.Name, Content: reason, IsError: true}, nil
+	}
+	var cr plugin.CallToolResponse
+	args := c.Arguments
+	if args == "" {
+		args = "{}"
+	}
+	if err := r.host.Env().CallTool(ctx, &plugin.CallToolRequest{Name: c.Name, Arguments: args, CallId: c.Id}, &cr); err != nil {
+		return nil, err
+	}
+	return &plugin.ToolResult{
+		CallId: c.Id, Name: c.Name, Content: cr.Content, IsError: cr.IsError,
+		LedgerIndex: proto.Uint64(cr.LedgerIndex),
+	}, nil
+}
+
+// promptAssistant is the assistant message as it goes back into the
+// prompt: the response's role, content and tool calls (reasoning text
+// dropped).
+func promptAssistant(m *plugin.Message) *plugin.Message {
+	return &plugin.Message{Role: plugin.RoleAssistant, Content: m.GetContent(), ToolCalls: m.GetToolCalls()}
+}
+
+// CallID is the id a text protocol gives the i-th call (0-based) of turn
+// (0-based): "call_<turn>_<i>".
+func CallID(turn, i int) string { return fmt.Sprintf("call_%d_%d", turn, i) }
+
+// DecodeSettings decodes a harness's settings JSON object into v, strictly:
+// "" leaves v as is (the defaults); unknown fields, trailing data or a
+// non-object are an error naming the harness.
+func DecodeSettings(harness, settings string, v any) error {
+	if settings == "" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(settings)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s harness: settings: %v", harness, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%s harness: settings: trailing data after the JSON object", harness)
+	}
+	return nil
+}
+
+// Schema returns t's input schema as JSON for rendering in a prompt: the
+// schema as given when it is a valid JSON object, else {"type":"object"}.
+func Schema(t *plugin.Tool) json.RawMessage {
+	s := bytes.TrimSpace([]byte(t.GetInputSchema()))
+	var obj map[string]json.RawMessage
+	if len(s) == 0 || json.Unmarshal(s, &obj) != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, s) != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return buf.Bytes()
+}
