@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -80,9 +82,14 @@ type Client struct {
 	proto goplugin.ClientProtocol
 	sh    *shared
 
+	killed atomic.Bool
+
 	mu   sync.Mutex
 	disp map[string]any
 }
+
+// gone reports whether the process has exited or is being killed.
+func (c *Client) gone() bool { return c.killed.Load() || c.gp.Exited() }
 
 // Start starts the plugin process of cfg.Cmd and performs the handshake.
 // A binary that is not a weft plugin (it exits, prints something else, or
@@ -94,6 +101,9 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 		return nil, errors.New("weft plugin: StartConfig.Cmd is nil")
 	}
 	name := filepath.Base(cfg.Cmd.Path)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("weft plugin %s: start: %w", name, err)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -125,11 +135,15 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 		return nil, fmt.Errorf("weft plugin %s: start: %w", name, ctx.Err())
 	}
 	if r.err != nil {
-		gp.Kill()
+		// go-plugin kills the process on a failed handshake; its message
+		// tells a silent exit from a peer saying something else.
 		kind := "protocol"
-		if gp.Exited() {
+		if msg := r.err.Error(); strings.Contains(msg, "Failed to read any lines") || strings.Contains(msg, "exited before we could connect") {
 			kind = "exited"
+		} else if strings.Contains(msg, "timeout while waiting") {
+			kind = "unavailable"
 		}
+		gp.Kill()
 		return nil, &PluginError{Plugin: name, Kind: kind, Err: fmt.Errorf("start %s: %w (a weft plugin calls plugin.Serve from main)", cfg.Cmd.Path, r.err)}
 	}
 	return &Client{name: name, gp: gp, proto: r.proto, sh: sh, disp: map[string]any{}}, nil
@@ -141,7 +155,7 @@ func (c *Client) dispense(kind string) (any, error) {
 	if v, ok := c.disp[kind]; ok {
 		return v, nil
 	}
-	if c.gp.Exited() {
+	if c.gone() {
 		return nil, &PluginError{Plugin: kind, Kind: "exited", Err: fmt.Errorf("%s: %w", c.name, ErrPluginExited)}
 	}
 	v, err := c.proto.Dispense(kind)
@@ -150,11 +164,11 @@ func (c *Client) dispense(kind string) (any, error) {
 	}
 	switch x := v.(type) {
 	case *HarnessClient:
-		x.c.exited = c.gp.Exited
+		x.c.exited = c.gone
 	case *VerifierClient:
-		x.c.exited = c.gp.Exited
+		x.c.exited = c.gone
 	case *AttributorClient:
-		x.c.exited = c.gp.Exited
+		x.c.exited = c.gone
 	}
 	c.disp[kind] = v
 	return v, nil
@@ -191,7 +205,18 @@ func (c *Client) Attributor() (*AttributorClient, error) {
 // Kill ends the plugin process (gracefully first, then forcibly) and waits
 // for it. Calls in flight fail with a *PluginError matching
 // ErrPluginExited.
-func (c *Client) Kill() { c.gp.Kill() }
+func (c *Client) Kill() {
+	c.killed.Store(true)
+	c.gp.Kill()
+}
+
+// Pid returns the plugin process's id (0 when unknown).
+func (c *Client) Pid() int {
+	if rc := c.gp.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
 
 // Exited reports whether the plugin process has exited.
 func (c *Client) Exited() bool { return c.gp.Exited() }

@@ -3,6 +3,7 @@ package plugintest
 import (
 	"context"
 	"testing"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 
@@ -23,9 +24,13 @@ func Connect(t testing.TB, cfg *plugin.ServeConfig) *Conn {
 	ps := plugin.PluginSet(cfg)
 	client, server := goplugin.TestPluginGRPCConn(t, false, ps)
 	t.Cleanup(func() {
+		// Close asks the server to stop (go-plugin's controller); wait.
 		_ = client.Close()
 		plugin.ClosePluginSet(ps)
-		server.Stop()
+		select {
+		case <-server.DoneCh:
+		case <-time.After(5 * time.Second):
+		}
 	})
 	return &Conn{client: client}
 }
