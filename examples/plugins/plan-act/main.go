@@ -1,0 +1,7 @@
+package main
+
+import "github.com/weft-dev/weft/sdk/plugin"
+
+func main() {
+	plugin.Serve(&plugin.ServeConfig{Harness: harness{}})
+}
