@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 )
 
 // failedChecks returns the names of the failed (not skipped) checks.
@@ -238,4 +239,22 @@ func TestReportString(t *testing.T) {
 // TestHarness reports each check as a subtest.
 func TestTestHarness(t *testing.T) {
 	TestHarness(t, &testHarness{format: plugin.FormatHermes}, Options{})
+}
+
+// Over the real gRPC adapters (host errors, deadlines and cancellation
+// crossing the wire), the good harness still passes and a broken one
+// still fails exactly its check.
+func TestOverGRPC(t *testing.T) {
+	t.Parallel()
+	for _, f := range []plugin.OutputFormat{plugin.FormatNative, plugin.FormatReAct} {
+		hc := plugintest.Connect(t, &plugin.ServeConfig{Harness: &testHarness{format: f}}).Harness(t)
+		if rep := RunHarness(t.Context(), hc, Options{}); !rep.Passed() {
+			t.Errorf("%s over gRPC:\n%s", f, rep)
+		}
+	}
+	hc := plugintest.Connect(t, &plugin.ServeConfig{Harness: &testHarness{format: plugin.FormatHermes, returnHostErrors: true}}).Harness(t)
+	rep := RunHarness(t.Context(), hc, Options{})
+	if got := failedChecks(rep); !slices.Equal(got, []string{CheckModelFailure, CheckEnvFailure}) {
+		t.Errorf("host-error-returning harness over gRPC failed %v\n%s", got, rep)
+	}
 }
