@@ -32,6 +32,10 @@ type Parsed struct {
 	Canonical *plugin.Message
 	// FormatError says why (part of) the message could not be read.
 	FormatError string
+	// Prompt is the assistant message as it goes back into later prompts;
+	// nil means the response's role, content and tool calls (reasoning
+	// text dropped).
+	Prompt *plugin.Message
 }
 
 // Protocol is what a harness supplies for one episode.
@@ -189,7 +193,11 @@ func (r *runner) turn(index int, offered []*plugin.Tool) error {
 	if parsed.FormatError != "" {
 		r.tr.FormatErrors++
 	}
-	r.prompt = append(r.prompt, promptAssistant(msg))
+	if parsed.Prompt != nil {
+		r.prompt = append(r.prompt, parsed.Prompt)
+	} else {
+		r.prompt = append(r.prompt, promptAssistant(msg))
+	}
 
 	if len(parsed.Calls) == 0 && parsed.FormatError != "" {
 		r.prompt = append(r.prompt, r.p.Observe(nil, parsed.FormatError)...)
