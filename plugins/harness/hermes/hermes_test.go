@@ -235,3 +235,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMaxToolCallsMidTurn: the limit stops before the call that would
+// exceed it, even inside one message's calls.
+func TestMaxToolCallsMidTurn(t *testing.T) {
+	model := &harnesstest.Model{Replies: []any{replies[0], "unused"}}
+	env := &harnesstest.Env{}
+	host := &harnesstest.Host{M: model, E: env, U: &harnesstest.User{Opening: "hi"}}
+	resp := harnesstest.Run(t, New(), host, &plugin.Limits{MaxToolCalls: 1})
+	tr := resp.Trajectory
+	if tr.Termination != "max_tool_calls" || tr.ToolCalls != 1 || len(env.Calls) != 1 || len(tr.Turns) != 1 {
+		t.Fatalf("termination %q, %d calls, %d env calls, %d turns", tr.Termination, tr.ToolCalls, len(env.Calls), len(tr.Turns))
+	}
+	if turn := tr.Turns[0]; len(turn.Calls) != 2 || len(turn.Results) != 1 || turn.Results[0].CallId != "call_0_0" {
+		t.Errorf("turn %v", turn)
+	}
+}

@@ -65,8 +65,23 @@ type Protocol interface {
 
 // Run drives one episode with p and fills resp.Trajectory (and
 // resp.Failure on a host failure; the partial trajectory is kept). It
-// returns an error only for the harness's own failures, never for a host
-// service's. See the package documentation of sdk/plugin for the protocol.
+// returns nil: host failures are resp.Failure, never an error.
+//
+// Limits (req.Limits; 0 = none): max_turns counts generations (format-error
+// turns included) and ends with "max_turns" before the generation past
+// it; max_tool_calls ends with "max_tool_calls" before the call that would
+// exceed it, even mid-message (the turn's Calls and the canonical
+// assistant message keep every parsed call; Results and tool messages only
+// the calls run); turn_timeout_ms bounds one Generate plus the turn's calls
+// ("turn_deadline"); episode_timeout_ms bounds the whole episode, User
+// included ("episode_deadline"). A deadline is a termination, not a
+// failure. Any other error of a host call ends the episode with
+// termination "failure" and resp.Failure = plugin.FailureFromError(err).
+//
+// Turns are 0-based; Turn.DurationMs is wall-clock milliseconds of the
+// generation, the calls and the user's reply. Format-error turns without
+// calls stay out of the canonical messages (Trajectory.Messages), which
+// are what User.Next receives.
 func Run(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse, p Protocol) error {
 	r := &runner{parent: ctx, host: host, req: req, p: p, tr: &plugin.Trajectory{}}
 	resp.Trajectory = r.tr
@@ -78,9 +93,6 @@ func Run(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, r
 		defer cancel()
 	}
 	err := r.run()
-	if err == nil {
-		return nil
-	}
 	var e *ended
 	if errors.As(err, &e) {
 		r.tr.Termination = e.termination
