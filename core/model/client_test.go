@@ -604,3 +604,21 @@ func TestErrorHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestServerDiesMidRequest(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.WithReplies(modeltest.Slow(time.Minute, modeltest.Text("never"))))
+	c, w := newClient(t, srv, model.ClientConfig{MaxRetries: 1})
+	go func() {
+		for srv.Count() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		srv.Close()
+	}()
+	_, err := c.Generate(context.Background(), userReq("go"))
+	if e := (*model.Error)(nil); !errors.As(err, &e) || e.Kind != model.KindUnavailable || e.Attempts != 2 {
+		t.Fatalf("err = %v, want unavailable after 2 attempts", err)
+	}
+	if len(w.get()) != 1 {
+		t.Errorf("waits = %v, want 1", w.get())
+	}
+}
