@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,5 +250,18 @@ func TestMaxToolCallsMidTurn(t *testing.T) {
 	}
 	if turn := tr.Turns[0]; len(turn.Calls) != 2 || len(turn.Results) != 1 || turn.Results[0].CallId != "call_0_0" {
 		t.Errorf("turn %v", turn)
+	} // The canonical assistant message keeps only the call that ran: every
+	// canonical tool call is answered by a tool message.
+	var calls, answers []string
+	for _, m := range tr.Messages {
+		for _, c := range m.ToolCalls {
+			calls = append(calls, c.Id)
+		}
+		if m.Role == plugin.RoleTool {
+			answers = append(answers, m.ToolCallId)
+		}
+	}
+	if !slices.Equal(calls, []string{"call_0_0"}) || !slices.Equal(answers, []string{"call_0_0"}) {
+		t.Errorf("canonical tool calls %v, answers %v; want [call_0_0] both", calls, answers)
 	}
 }

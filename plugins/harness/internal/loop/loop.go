@@ -70,9 +70,9 @@ type Protocol interface {
 // Limits (req.Limits; 0 = none): max_turns counts generations (format-error
 // turns included) and ends with "max_turns" before the generation past
 // it; max_tool_calls ends with "max_tool_calls" before the call that would
-// exceed it, even mid-message (the turn's Calls and the canonical
-// assistant message keep every parsed call; Results and tool messages only
-// the calls run); turn_timeout_ms bounds one Generate plus the turn's calls
+// exceed it, even mid-message (the turn's Calls keep every parsed call; the
+// canonical assistant message, Results and tool messages only the calls
+// that ran, so every canonical tool call is answered); turn_timeout_ms bounds one Generate plus the turn's calls
 // ("turn_deadline"); episode_timeout_ms bounds the whole episode, User
 // included ("episode_deadline"). A deadline is a termination, not a
 // failure. Any other error of a host call ends the episode with
@@ -220,10 +220,12 @@ func (r *runner) turn(index int, offered []*plugin.Tool) error {
 	if len(parsed.Calls) > 0 {
 		for _, c := range parsed.Calls {
 			if m := r.req.GetLimits().GetMaxToolCalls(); m > 0 && r.tr.ToolCalls >= m {
+				answeredOnly(parsed.Canonical, t.Results)
 				return end(plugin.TerminationMaxToolCalls)
 			}
 			res, err := r.call(tctx, c)
 			if err != nil {
+				answeredOnly(parsed.Canonical, t.Results)
 				return r.classify(err, tctx)
 			}
 			r.tr.ToolCalls++
@@ -246,6 +248,27 @@ func (r *runner) turn(index int, offered []*plugin.Tool) error {
 	}
 	r.addUser(ur.Content)
 	return nil
+}
+
+// answeredOnly drops from the canonical assistant message the tool calls
+// that never ran (the episode ended mid-message), so every tool call in
+// Trajectory.Messages is answered by a tool message, as chat-completions
+// data must be; Turn.Calls keeps every parsed call.
+func answeredOnly(canonical *plugin.Message, results []*plugin.ToolResult) {
+	if canonical == nil {
+		return
+	}
+	ran := make(map[string]bool, len(results))
+	for _, res := range results {
+		ran[res.CallId] = true
+	}
+	var kept []*plugin.ToolCall
+	for _, c := range canonical.ToolCalls {
+		if ran[c.Id] {
+			kept = append(kept, c)
+		}
+	}
+	canonical.ToolCalls = kept
 }
 
 func (r *runner) call(ctx context.Context, c *plugin.ToolCall) (*plugin.ToolResult, error) {
