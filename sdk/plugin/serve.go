@@ -126,7 +126,7 @@ type remoteModel struct {
 func (m *remoteModel) Generate(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error {
 	req.EpisodeId = m.ep
 	if err := m.conn.Invoke(ctx, pluginpb.Model_Generate_FullMethodName, req, resp); err != nil {
-		return decodeHostError("model", err)
+		return hostCallError(ctx, "model", err)
 	}
 	return nil
 }
@@ -139,7 +139,7 @@ type remoteEnv struct {
 func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_ListTools_FullMethodName, req, resp); err != nil {
-		return decodeHostError("env", err)
+		return hostCallError(ctx, "env", err)
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *
 func (e *remoteEnv) CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_CallTool_FullMethodName, req, resp); err != nil {
-		return decodeHostError("env", err)
+		return hostCallError(ctx, "env", err)
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ type remoteUser struct {
 func (u *remoteUser) Next(ctx context.Context, req *UserRequest, resp *UserResponse) error {
 	req.EpisodeId = u.ep
 	if err := u.conn.Invoke(ctx, pluginpb.User_Next_FullMethodName, req, resp); err != nil {
-		return decodeHostError("user", err)
+		return hostCallError(ctx, "user", err)
 	}
 	return nil
 }
@@ -173,7 +173,7 @@ type remoteState struct {
 func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Query_FullMethodName, req, resp); err != nil {
-		return decodeHostError("state", err)
+		return hostCallError(ctx, "state", err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -106,6 +108,33 @@ func weftDetail(st *status.Status) (kind string, fields map[string]*structpb.Val
 		}
 	}
 	return "", nil
+}
+
+// hostCallError is the error a plugin sees from a host-service call that
+// failed. When the caller's context ended, it is the context's error
+// (errors.Is(err, context.DeadlineExceeded) or context.Canceled), even if
+// the host reported the deadline first: gRPC sends the deadline along with
+// the call and the host's timer may fire a moment before the plugin's, so a
+// "deadline"/"canceled" reply with the caller's own deadline due within a
+// second waits for that deadline before deciding. Otherwise it is
+// decodeHostError's *HostError.
+func hostCallError(ctx context.Context, service string, err error) error {
+	herr := decodeHostError(service, err)
+	if ctx.Err() == nil {
+		he, _ := herr.(*HostError)
+		if dl, ok := ctx.Deadline(); ok && he != nil && (he.Kind == "deadline" || he.Kind == "canceled") && time.Until(dl) < time.Second {
+			t := time.NewTimer(time.Until(dl) + 100*time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("host %s service: %w", service, cerr)
+	}
+	return herr
 }
 
 // decodeHostError turns the error of a host-service call made by a plugin
