@@ -51,24 +51,24 @@ type Options struct {
 // Check is the outcome of one conformance check.
 type Check struct {
 	// Name is one of the Check* constants.
-	Name string
+	Name string `json:"name"`
 	// Passed is true when the harness met every expectation of the check
 	// (false for a skipped check).
-	Passed bool
+	Passed bool `json:"passed"`
 	// Skipped is true when the check does not apply (e.g. settings with a
 	// settings schema of "", episode checks of a custom format without
 	// Options.Model); Detail says why.
-	Skipped bool
+	Skipped bool `json:"skipped"`
 	// Detail explains the outcome in plain words: what was seen on a pass,
 	// every unmet expectation ("; "-separated) on a failure.
-	Detail string
+	Detail string `json:"detail"`
 }
 
 // Report is the outcome of RunHarness.
 type Report struct {
 	// Plugin is "name version" from Describe ("" if Describe failed).
-	Plugin string
-	Checks []Check
+	Plugin string  `json:"plugin"`
+	Checks []Check `json:"checks"`
 }
 
 // Passed reports whether every check that ran passed.
