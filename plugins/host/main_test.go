@@ -1,0 +1,110 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/megamcp/megamcptest"
+	"github.com/weft-dev/weft/plugins/host"
+)
+
+// serveEnv makes the test binary serve a built-in harness: the launcher
+// re-executes the test binary with it, as weft re-executes itself.
+const serveEnv = "WEFT_TEST_SERVE_HARNESS"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(serveEnv); name != "" {
+		if err := host.ServeBuiltin(name); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testCommand serves built-in harness name from this test binary.
+func testCommand(name string) (*exec.Cmd, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveEnv+"="+name)
+	return cmd, nil
+}
+
+func newLauncher(t testing.TB) *host.Launcher {
+	l := &host.Launcher{Command: testCommand}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// newServer opens a MegaMCP server (no data dir) over the test modules.
+func newServer(t testing.TB) *megamcp.Server {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: megamcptest.Registry(t), CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+var (
+	tasksOnce sync.Once
+	tasks     []*task.Tau2Task
+	tasksErr  error
+	policyMD  string
+)
+
+// retailTasks loads the 114 tau2-retail tasks and weft's retail agent
+// policy.
+func retailTasks(t testing.TB) ([]*task.Tau2Task, string) {
+	t.Helper()
+	tasksOnce.Do(func() {
+		root := megamcptest.Root()
+		tasks, tasksErr = task.LoadTau2File(filepath.Join(root, "examples/data/tau2-retail/tasks.json"))
+		if tasksErr == nil {
+			var b []byte
+			b, tasksErr = os.ReadFile(filepath.Join(root, "examples/data/tau2-retail/policy.md"))
+			policyMD = string(b)
+		}
+	})
+	if tasksErr != nil {
+		t.Fatal(tasksErr)
+	}
+	return tasks, policyMD
+}
+
+// reference replays a task's gold actions on a fresh retail session and
+// returns the final state's hash.
+func reference(t testing.TB, srv *megamcp.Server, tk *task.Tau2Task) string {
+	t.Helper()
+	ctx := context.Background()
+	info, err := srv.Create(ctx, megamcp.CreateOptions{Modules: []string{"retail"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Delete(info.ID, 0)
+	for _, a := range tk.Actions {
+		if _, err := srv.Call(ctx, info.ID, megamcp.CallRequest{Tool: a.Name, Arguments: json.RawMessage(a.Arguments)}); err != nil {
+			t.Fatalf("task %s: reference call %s: %v", tk.ID, a.Name, err)
+		}
+	}
+	v, err := srv.Current(info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Hash().String()
+}

@@ -1,0 +1,120 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/sdk/plugin"
+)
+
+// Model serves the Model host service from a policy. A policy error
+// reaches the plugin as a *plugin.HostError with Service "model" and the
+// policy error's kind (core/model Error kinds: "unavailable", "timeout",
+// "rate_limited", "server", "bad_request", "bad_response", "canceled"), or
+// "internal" for an untyped error.
+type Model struct {
+	Policy model.Policy
+}
+
+// Generate implements plugin.Model.
+func (m *Model) Generate(ctx context.Context, req *plugin.GenerateRequest, resp *plugin.GenerateResponse) error {
+	r, err := m.Policy.Generate(ctx, ModelRequest(req))
+	if err != nil {
+		return &plugin.HostError{Service: "model", Kind: modelErrorKind(ctx, err), Message: err.Error()}
+	}
+	FillGenerateResponse(r, resp)
+	return nil
+}
+
+func modelErrorKind(ctx context.Context, err error) string {
+	var me *model.Error
+	switch {
+	case errors.As(err, &me):
+		return fmt.Sprint(me.Kind)
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded:
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "internal"
+}
+
+// Env serves the Env host service from one MegaMCP session: every call is
+// a ledgered session call. Tool errors the model can read (invalid
+// arguments, unknown tool, a refused action) are results with IsError; an
+// infrastructure failure (a module trap, deadline or memory cap, a fenced
+// or deleted session, a ledger write failure) is a *plugin.HostError with
+// Service "env" and the MegaMCP error kind (megamcp.ErrorKind: "trap",
+// "deadline", "memory_limit", "malformed_output", "stale_generation",
+// "no_such_session", "ledger", ...).
+type Env struct {
+	Server  *megamcp.Server
+	Session string
+	// Generation fences the calls (0 = unfenced).
+	Generation uint64
+}
+
+// ListTools implements plugin.Env: the session's tools in exposure order.
+func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp *plugin.ListToolsResponse) error {
+	ss, err := e.Server.Session(e.Session)
+	if err != nil {
+		return envError(err)
+	}
+	for _, t := range ss.Group().Tools() {
+		resp.Tools = append(resp.Tools, &plugin.Tool{Name: t.Name, Description: t.Tool.Description,
+			InputSchema: string(t.Tool.InputSchema), ReadOnly: t.Tool.Annotations != nil && t.Tool.Annotations.ReadOnlyHint})
+	}
+	return nil
+}
+
+// CallTool implements plugin.Env.
+func (e *Env) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *plugin.CallToolResponse) error {
+	args := json.RawMessage(req.Arguments)
+	res, err := e.Server.Call(ctx, e.Session, megamcp.CallRequest{Tool: req.Name, Arguments: args, Generation: e.Generation})
+	if err != nil {
+		return envError(err)
+	}
+	var texts []string
+	for _, c := range res.Result.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+			continue
+		}
+		b, _ := json.Marshal(c)
+		texts = append(texts, string(b))
+	}
+	resp.Content = strings.Join(texts, "\n")
+	resp.IsError = res.Result.IsError
+	resp.LedgerIndex = res.Index
+	resp.StructuredContent = string(res.Result.StructuredContent)
+	return nil
+}
+
+func envError(err error) error {
+	kind := megamcp.ErrorKind(err)
+	if kind == "" || kind == "internal" {
+		kind = "internal"
+	}
+	return &plugin.HostError{Service: "env", Kind: kind, Message: err.Error()}
+}
+
+// OpeningUser is the user of the agentic view: the full brief as the
+// opening message, then done at the agent's first message to the user.
+type OpeningUser struct {
+	Opening string
+}
+
+// Next implements plugin.User.
+func (u *OpeningUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plugin.UserResponse) error {
+	if len(req.Messages) == 0 {
+		resp.Content = u.Opening
+		return nil
+	}
+	resp.Done = true
+	return nil
+}
