@@ -28,7 +28,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for i := len(fixClose) - 1; i >= 0; i-- {
+		fixClose[i]()
+	}
+	os.Exit(code)
 }
 
 // testCommand serves built-in harness name from this test binary.
@@ -38,27 +42,72 @@ func testCommand(name string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// The server and the launcher are shared by the package's tests: opening
+// a server over the retail module and starting a race-instrumented plugin
+// process cost seconds each.
+var (
+	fixOnce     sync.Once
+	fixErr      error
+	fixServer   *megamcp.Server
+	fixLauncher *host.Launcher
+	fixClose    []func()
+)
+
 func newLauncher(t testing.TB) *host.Launcher {
-	l := &host.Launcher{Command: testCommand}
-	t.Cleanup(l.Close)
-	return l
+	fixture(t)
+	return fixLauncher
 }
 
-// newServer opens a MegaMCP server (no data dir) over the test modules.
+// newServer returns the shared MegaMCP server (no data dir) over the test
+// modules (hello, retail, fx), in a registry of its own.
 func newServer(t testing.TB) *megamcp.Server {
+	fixture(t)
+	return fixServer
+}
+
+func fixture(t testing.TB) {
 	t.Helper()
-	ctx := context.Background()
-	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir()})
-	if err != nil {
-		t.Fatal(err)
+	fixOnce.Do(func() {
+		ctx := context.Background()
+		dir, err := os.MkdirTemp("", "weft-host-test-")
+		if err != nil {
+			fixErr = err
+			return
+		}
+		fixClose = append(fixClose, func() { os.RemoveAll(dir) })
+		reg, err := module.OpenRegistry(dir)
+		if err != nil {
+			fixErr = err
+			return
+		}
+		for _, name := range megamcptest.Modules {
+			d, err := reg.PutTar(megamcptest.Bundle(t, name), "")
+			if err != nil {
+				fixErr = err
+				return
+			}
+			if err := reg.Tag(name, "latest", d); err != nil {
+				fixErr = err
+				return
+			}
+		}
+		rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir()})
+		if err != nil {
+			fixErr = err
+			return
+		}
+		fixClose = append(fixClose, func() { rt.Close(ctx) })
+		fixServer, fixErr = megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: reg, CheckpointInterval: -1})
+		if fixErr != nil {
+			return
+		}
+		fixClose = append(fixClose, func() { fixServer.Close() })
+		fixLauncher = &host.Launcher{Command: testCommand}
+		fixClose = append(fixClose, fixLauncher.Close)
+	})
+	if fixErr != nil {
+		t.Fatal(fixErr)
 	}
-	t.Cleanup(func() { rt.Close(ctx) })
-	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: megamcptest.Registry(t), CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv
 }
 
 var (
