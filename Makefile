@@ -125,6 +125,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadBundle$$' -fuzztime $(FUZZTIME) ./core/module
 	$(GO) test -run '^$$' -fuzz '^FuzzImportDelta$$' -fuzztime $(FUZZTIME) ./core/state
 	$(GO) test -run '^$$' -fuzz '^FuzzReadFrames$$' -fuzztime $(FUZZTIME) ./megamcp
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadTau2$$' -fuzztime $(FUZZTIME) ./core/task
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./core/model
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/react
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/hermes
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSkill$$' -fuzztime $(FUZZTIME) ./plugins/harness/native
 
 clean:
 	rm -rf bin build bench.txt

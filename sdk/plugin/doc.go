@@ -26,7 +26,9 @@
 // the first such call, dispatches the plugin's callbacks by episode id.
 // A *HostError a host service returns reaches the plugin with the same
 // Service, Kind and Message; other errors arrive as Kind "internal"
-// (context errors as "deadline" or "canceled").
+// (context errors as "deadline" or "canceled"). When the plugin's own
+// context has ended, a host call returns that context's error instead,
+// even if the host reported the propagated deadline first.
 //
 // Plugin calls fail with a *PluginError (Kind "exited", matching
 // ErrPluginExited, when the process is gone; "unavailable"; "protocol";
