@@ -174,6 +174,30 @@ func (s stateService) Query(ctx context.Context, req *QueryRequest) (*QueryRespo
 	return resp, nil
 }
 
+func (s stateService) Hash(ctx context.Context, req *HashRequest) (*HashResponse, error) {
+	host, err := s.h.lookup("state", req.GetEpisodeId())
+	if err != nil {
+		return nil, err
+	}
+	resp := new(HashResponse)
+	if err := host.State().Hash(ctx, req, resp); err != nil {
+		return nil, serviceErrorStatus("state", err)
+	}
+	return resp, nil
+}
+
+func (s stateService) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
+	host, err := s.h.lookup("state", req.GetEpisodeId())
+	if err != nil {
+		return nil, err
+	}
+	resp := new(DiffResponse)
+	if err := host.State().Diff(ctx, req, resp); err != nil {
+		return nil, serviceErrorStatus("state", err)
+	}
+	return resp, nil
+}
+
 var (
 	_ pluginpb.ModelServer = modelService{}
 	_ pluginpb.EnvServer   = envService{}

@@ -67,6 +67,12 @@ func (u unavailable) Next(context.Context, *UserRequest, *UserResponse) error { 
 func (u unavailable) Query(context.Context, *QueryRequest, *QueryResponse) error {
 	return u.err()
 }
+func (u unavailable) Hash(context.Context, *HashRequest, *HashResponse) error {
+	return u.err()
+}
+func (u unavailable) Diff(context.Context, *DiffRequest, *DiffResponse) error {
+	return u.err()
+}
 
 // ModelFunc is a Model made of a function.
 type ModelFunc func(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error
@@ -107,7 +113,8 @@ func (f UserFunc) Next(ctx context.Context, req *UserRequest, resp *UserResponse
 	return f(ctx, req, resp)
 }
 
-// StateFunc is a State made of a function.
+// StateFunc is a State made of a query function; its Hash and Diff return
+// a *HostError with Kind "unavailable" (use StateFuncs for all three).
 type StateFunc func(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
 
 // Query calls f.
@@ -115,9 +122,52 @@ func (f StateFunc) Query(ctx context.Context, req *QueryRequest, resp *QueryResp
 	return f(ctx, req, resp)
 }
 
+// Hash returns a *HostError with Kind "unavailable".
+func (f StateFunc) Hash(context.Context, *HashRequest, *HashResponse) error {
+	return unavailable{"state"}.err()
+}
+
+// Diff returns a *HostError with Kind "unavailable".
+func (f StateFunc) Diff(context.Context, *DiffRequest, *DiffResponse) error {
+	return unavailable{"state"}.err()
+}
+
+// StateFuncs is a State made of functions; a nil function returns a
+// *HostError with Kind "unavailable".
+type StateFuncs struct {
+	OnQuery func(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
+	OnHash  func(ctx context.Context, req *HashRequest, resp *HashResponse) error
+	OnDiff  func(ctx context.Context, req *DiffRequest, resp *DiffResponse) error
+}
+
+// Query calls s.OnQuery.
+func (s StateFuncs) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
+	if s.OnQuery == nil {
+		return unavailable{"state"}.err()
+	}
+	return s.OnQuery(ctx, req, resp)
+}
+
+// Hash calls s.OnHash.
+func (s StateFuncs) Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error {
+	if s.OnHash == nil {
+		return unavailable{"state"}.err()
+	}
+	return s.OnHash(ctx, req, resp)
+}
+
+// Diff calls s.OnDiff.
+func (s StateFuncs) Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error {
+	if s.OnDiff == nil {
+		return unavailable{"state"}.err()
+	}
+	return s.OnDiff(ctx, req, resp)
+}
+
 var (
 	_ Model = ModelFunc(nil)
 	_ Env   = EnvFuncs{}
 	_ User  = UserFunc(nil)
 	_ State = StateFunc(nil)
+	_ State = StateFuncs{}
 )

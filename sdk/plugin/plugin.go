@@ -41,6 +41,10 @@ type (
 	UserResponse       = pluginpb.UserResponse
 	QueryRequest       = pluginpb.QueryRequest
 	QueryResponse      = pluginpb.QueryResponse
+	HashRequest        = pluginpb.HashRequest
+	HashResponse       = pluginpb.HashResponse
+	DiffRequest        = pluginpb.DiffRequest
+	DiffResponse       = pluginpb.DiffResponse
 	DescribeRequest    = pluginpb.DescribeRequest
 	DescribeResponse   = pluginpb.DescribeResponse
 	RunEpisodeRequest  = pluginpb.RunEpisodeRequest
@@ -148,7 +152,17 @@ type User interface {
 }
 
 // State is privileged read-only access to an episode's states (verifiers
-// and attributors only).
+// and attributors only). Versions are named "initial", "final",
+// "reference", "reference:<k>" (the reference replay after atomic task k)
+// or by a version id the host knows.
+//
+// Query runs a read-only SQL statement on a version (rows as a JSON array of
+// arrays). Hash returns a version's content hash (64 lower-case hex
+// digits). Diff returns the row-level changes from one version to another as
+// JSON of core/state.Changes. A version the host does not have is a
+// *HostError with Kind "no_version".
 type State interface {
 	Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
+	Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error
+	Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error
 }

@@ -178,6 +178,22 @@ func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryR
 	return nil
 }
 
+func (s *remoteState) Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error {
+	req.EpisodeId = s.ep
+	if err := s.conn.Invoke(ctx, pluginpb.State_Hash_FullMethodName, req, resp); err != nil {
+		return hostCallError(ctx, "state", err)
+	}
+	return nil
+}
+
+func (s *remoteState) Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error {
+	req.EpisodeId = s.ep
+	if err := s.conn.Invoke(ctx, pluginpb.State_Diff_FullMethodName, req, resp); err != nil {
+		return hostCallError(ctx, "state", err)
+	}
+	return nil
+}
+
 // Server adapters: pluginpb servers calling the Go interfaces.
 
 type harnessServer struct {

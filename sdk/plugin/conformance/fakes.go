@@ -277,6 +277,18 @@ func (u *fakeUser) recorded() []*plugin.UserRequest {
 type noState struct{}
 
 func (noState) Query(ctx context.Context, req *plugin.QueryRequest, resp *plugin.QueryResponse) error {
+	return noState{}.err()
+}
+
+func (noState) Hash(ctx context.Context, req *plugin.HashRequest, resp *plugin.HashResponse) error {
+	return noState{}.err()
+}
+
+func (noState) Diff(ctx context.Context, req *plugin.DiffRequest, resp *plugin.DiffResponse) error {
+	return noState{}.err()
+}
+
+func (noState) err() error {
 	return &plugin.HostError{Service: "state", Kind: "unavailable", Message: "the State service is not offered to harnesses"}
 }
 

@@ -1104,7 +1104,8 @@ func (x *UserResponse) GetDone() bool {
 type QueryRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	EpisodeId string                 `protobuf:"bytes,1,opt,name=episode_id,json=episodeId,proto3" json:"episode_id,omitempty"`
-	// "initial", "final" or a version id.
+	// "initial", "final", "reference", "reference:<k>" (the reference
+	// replay after atomic task k) or a version id.
 	Version       string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	Sql           string `protobuf:"bytes,3,opt,name=sql,proto3" json:"sql,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1215,6 +1216,211 @@ func (x *QueryResponse) GetRowsJson() string {
 	return ""
 }
 
+type HashRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	EpisodeId string                 `protobuf:"bytes,1,opt,name=episode_id,json=episodeId,proto3" json:"episode_id,omitempty"`
+	// A version name: "initial", "final", "reference", "reference:<k>" or a
+	// version id.
+	Version       string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HashRequest) Reset() {
+	*x = HashRequest{}
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HashRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HashRequest) ProtoMessage() {}
+
+func (x *HashRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HashRequest.ProtoReflect.Descriptor instead.
+func (*HashRequest) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *HashRequest) GetEpisodeId() string {
+	if x != nil {
+		return x.EpisodeId
+	}
+	return ""
+}
+
+func (x *HashRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type HashResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// SHA-256 content hash of the state, 64 lower-case hex digits.
+	Hash          string `protobuf:"bytes,1,opt,name=hash,proto3" json:"hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HashResponse) Reset() {
+	*x = HashResponse{}
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HashResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HashResponse) ProtoMessage() {}
+
+func (x *HashResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HashResponse.ProtoReflect.Descriptor instead.
+func (*HashResponse) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *HashResponse) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+type DiffRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	EpisodeId string                 `protobuf:"bytes,1,opt,name=episode_id,json=episodeId,proto3" json:"episode_id,omitempty"`
+	// Version names as in HashRequest: the changes take from to to.
+	From          string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffRequest) Reset() {
+	*x = DiffRequest{}
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffRequest) ProtoMessage() {}
+
+func (x *DiffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffRequest.ProtoReflect.Descriptor instead.
+func (*DiffRequest) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DiffRequest) GetEpisodeId() string {
+	if x != nil {
+		return x.EpisodeId
+	}
+	return ""
+}
+
+func (x *DiffRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *DiffRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+type DiffResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The changes as JSON of core/state.Changes ({"tables": [...]}).
+	ChangesJson   string `protobuf:"bytes,1,opt,name=changes_json,json=changesJson,proto3" json:"changes_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffResponse) Reset() {
+	*x = DiffResponse{}
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffResponse) ProtoMessage() {}
+
+func (x *DiffResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffResponse.ProtoReflect.Descriptor instead.
+func (*DiffResponse) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DiffResponse) GetChangesJson() string {
+	if x != nil {
+		return x.ChangesJson
+	}
+	return ""
+}
+
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1223,7 +1429,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1441,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1454,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type DescribeResponse struct {
@@ -1267,7 +1473,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1485,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1498,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DescribeResponse) GetName() string {
@@ -1349,7 +1555,7 @@ type RunEpisodeRequest struct {
 
 func (x *RunEpisodeRequest) Reset() {
 	*x = RunEpisodeRequest{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1567,7 @@ func (x *RunEpisodeRequest) String() string {
 func (*RunEpisodeRequest) ProtoMessage() {}
 
 func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1580,7 @@ func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeRequest.ProtoReflect.Descriptor instead.
 func (*RunEpisodeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunEpisodeRequest) GetEpisodeId() string {
@@ -1456,7 +1662,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1674,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1687,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Turn) GetIndex() int32 {
@@ -1555,7 +1761,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1773,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1786,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -1635,7 +1841,7 @@ type Trajectory struct {
 
 func (x *Trajectory) Reset() {
 	*x = Trajectory{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1853,7 @@ func (x *Trajectory) String() string {
 func (*Trajectory) ProtoMessage() {}
 
 func (x *Trajectory) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1866,7 @@ func (x *Trajectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trajectory.ProtoReflect.Descriptor instead.
 func (*Trajectory) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Trajectory) GetMessages() []*Message {
@@ -1711,7 +1917,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1929,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1942,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Failure) GetKind() string {
@@ -1765,7 +1971,7 @@ type RunEpisodeResponse struct {
 
 func (x *RunEpisodeResponse) Reset() {
 	*x = RunEpisodeResponse{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1983,7 @@ func (x *RunEpisodeResponse) String() string {
 func (*RunEpisodeResponse) ProtoMessage() {}
 
 func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1996,7 @@ func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeResponse.ProtoReflect.Descriptor instead.
 func (*RunEpisodeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RunEpisodeResponse) GetTrajectory() *Trajectory {
@@ -1826,7 +2032,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2044,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2057,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *VerifyRequest) GetEpisodeId() string {
@@ -1915,7 +2121,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2133,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2146,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Checkpoint) GetName() string {
@@ -1976,7 +2182,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2194,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2207,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *VerifyResponse) GetCheckpoints() []*Checkpoint {
@@ -2041,7 +2247,7 @@ type AttributeRequest struct {
 
 func (x *AttributeRequest) Reset() {
 	*x = AttributeRequest{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2259,7 @@ func (x *AttributeRequest) String() string {
 func (*AttributeRequest) ProtoMessage() {}
 
 func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2272,7 @@ func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRequest.ProtoReflect.Descriptor instead.
 func (*AttributeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AttributeRequest) GetEpisodeId() string {
@@ -2139,7 +2345,7 @@ type Attribution struct {
 
 func (x *Attribution) Reset() {
 	*x = Attribution{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2357,7 @@ func (x *Attribution) String() string {
 func (*Attribution) ProtoMessage() {}
 
 func (x *Attribution) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2370,7 @@ func (x *Attribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribution.ProtoReflect.Descriptor instead.
 func (*Attribution) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Attribution) GetCheckpoint() string {
@@ -2205,7 +2411,7 @@ type AttributeResponse struct {
 
 func (x *AttributeResponse) Reset() {
 	*x = AttributeResponse{}
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2217,7 +2423,7 @@ func (x *AttributeResponse) String() string {
 func (*AttributeResponse) ProtoMessage() {}
 
 func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_weft_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2230,7 +2436,7 @@ func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeResponse.ProtoReflect.Descriptor instead.
 func (*AttributeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_weft_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AttributeResponse) GetAttributions() []*Attribution {
@@ -2334,7 +2540,20 @@ const file_weft_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x03sql\x18\x03 \x01(\tR\x03sql\"F\n" +
 	"\rQueryResponse\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x1b\n" +
-	"\trows_json\x18\x02 \x01(\tR\browsJson\"\x11\n" +
+	"\trows_json\x18\x02 \x01(\tR\browsJson\"F\n" +
+	"\vHashRequest\x12\x1d\n" +
+	"\n" +
+	"episode_id\x18\x01 \x01(\tR\tepisodeId\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"\"\n" +
+	"\fHashResponse\x12\x12\n" +
+	"\x04hash\x18\x01 \x01(\tR\x04hash\"P\n" +
+	"\vDiffRequest\x12\x1d\n" +
+	"\n" +
+	"episode_id\x18\x01 \x01(\tR\tepisodeId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\"1\n" +
+	"\fDiffResponse\x12!\n" +
+	"\fchanges_json\x18\x01 \x01(\tR\vchangesJson\"\x11\n" +
 	"\x0fDescribeRequest\"\xc3\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2447,9 +2666,11 @@ const file_weft_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tListTools\x12 .weft.plugin.v1.ListToolsRequest\x1a!.weft.plugin.v1.ListToolsResponse\x12M\n" +
 	"\bCallTool\x12\x1f.weft.plugin.v1.CallToolRequest\x1a .weft.plugin.v1.CallToolResponse2I\n" +
 	"\x04User\x12A\n" +
-	"\x04Next\x12\x1b.weft.plugin.v1.UserRequest\x1a\x1c.weft.plugin.v1.UserResponse2M\n" +
+	"\x04Next\x12\x1b.weft.plugin.v1.UserRequest\x1a\x1c.weft.plugin.v1.UserResponse2\xd3\x01\n" +
 	"\x05State\x12D\n" +
-	"\x05Query\x12\x1c.weft.plugin.v1.QueryRequest\x1a\x1d.weft.plugin.v1.QueryResponse2\xad\x01\n" +
+	"\x05Query\x12\x1c.weft.plugin.v1.QueryRequest\x1a\x1d.weft.plugin.v1.QueryResponse\x12A\n" +
+	"\x04Hash\x12\x1b.weft.plugin.v1.HashRequest\x1a\x1c.weft.plugin.v1.HashResponse\x12A\n" +
+	"\x04Diff\x12\x1b.weft.plugin.v1.DiffRequest\x1a\x1c.weft.plugin.v1.DiffResponse2\xad\x01\n" +
 	"\aHarness\x12M\n" +
 	"\bDescribe\x12\x1f.weft.plugin.v1.DescribeRequest\x1a .weft.plugin.v1.DescribeResponse\x12S\n" +
 	"\n" +
@@ -2475,7 +2696,7 @@ func file_weft_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weft_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_weft_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_weft_plugin_v1_plugin_proto_goTypes = []any{
 	(OutputFormat)(0),          // 0: weft.plugin.v1.OutputFormat
 	(Blame)(0),                 // 1: weft.plugin.v1.Blame
@@ -2495,20 +2716,24 @@ var file_weft_plugin_v1_plugin_proto_goTypes = []any{
 	(*UserResponse)(nil),       // 15: weft.plugin.v1.UserResponse
 	(*QueryRequest)(nil),       // 16: weft.plugin.v1.QueryRequest
 	(*QueryResponse)(nil),      // 17: weft.plugin.v1.QueryResponse
-	(*DescribeRequest)(nil),    // 18: weft.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),   // 19: weft.plugin.v1.DescribeResponse
-	(*RunEpisodeRequest)(nil),  // 20: weft.plugin.v1.RunEpisodeRequest
-	(*Turn)(nil),               // 21: weft.plugin.v1.Turn
-	(*ToolResult)(nil),         // 22: weft.plugin.v1.ToolResult
-	(*Trajectory)(nil),         // 23: weft.plugin.v1.Trajectory
-	(*Failure)(nil),            // 24: weft.plugin.v1.Failure
-	(*RunEpisodeResponse)(nil), // 25: weft.plugin.v1.RunEpisodeResponse
-	(*VerifyRequest)(nil),      // 26: weft.plugin.v1.VerifyRequest
-	(*Checkpoint)(nil),         // 27: weft.plugin.v1.Checkpoint
-	(*VerifyResponse)(nil),     // 28: weft.plugin.v1.VerifyResponse
-	(*AttributeRequest)(nil),   // 29: weft.plugin.v1.AttributeRequest
-	(*Attribution)(nil),        // 30: weft.plugin.v1.Attribution
-	(*AttributeResponse)(nil),  // 31: weft.plugin.v1.AttributeResponse
+	(*HashRequest)(nil),        // 18: weft.plugin.v1.HashRequest
+	(*HashResponse)(nil),       // 19: weft.plugin.v1.HashResponse
+	(*DiffRequest)(nil),        // 20: weft.plugin.v1.DiffRequest
+	(*DiffResponse)(nil),       // 21: weft.plugin.v1.DiffResponse
+	(*DescribeRequest)(nil),    // 22: weft.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),   // 23: weft.plugin.v1.DescribeResponse
+	(*RunEpisodeRequest)(nil),  // 24: weft.plugin.v1.RunEpisodeRequest
+	(*Turn)(nil),               // 25: weft.plugin.v1.Turn
+	(*ToolResult)(nil),         // 26: weft.plugin.v1.ToolResult
+	(*Trajectory)(nil),         // 27: weft.plugin.v1.Trajectory
+	(*Failure)(nil),            // 28: weft.plugin.v1.Failure
+	(*RunEpisodeResponse)(nil), // 29: weft.plugin.v1.RunEpisodeResponse
+	(*VerifyRequest)(nil),      // 30: weft.plugin.v1.VerifyRequest
+	(*Checkpoint)(nil),         // 31: weft.plugin.v1.Checkpoint
+	(*VerifyResponse)(nil),     // 32: weft.plugin.v1.VerifyResponse
+	(*AttributeRequest)(nil),   // 33: weft.plugin.v1.AttributeRequest
+	(*Attribution)(nil),        // 34: weft.plugin.v1.Attribution
+	(*AttributeResponse)(nil),  // 35: weft.plugin.v1.AttributeResponse
 }
 var file_weft_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: weft.plugin.v1.Message.tool_calls:type_name -> weft.plugin.v1.ToolCall
@@ -2526,43 +2751,47 @@ var file_weft_plugin_v1_plugin_proto_depIdxs = []int32{
 	3,  // 12: weft.plugin.v1.Turn.prompt:type_name -> weft.plugin.v1.Message
 	3,  // 13: weft.plugin.v1.Turn.response:type_name -> weft.plugin.v1.Message
 	2,  // 14: weft.plugin.v1.Turn.calls:type_name -> weft.plugin.v1.ToolCall
-	22, // 15: weft.plugin.v1.Turn.results:type_name -> weft.plugin.v1.ToolResult
+	26, // 15: weft.plugin.v1.Turn.results:type_name -> weft.plugin.v1.ToolResult
 	3,  // 16: weft.plugin.v1.Trajectory.messages:type_name -> weft.plugin.v1.Message
-	21, // 17: weft.plugin.v1.Trajectory.turns:type_name -> weft.plugin.v1.Turn
-	23, // 18: weft.plugin.v1.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v1.Trajectory
-	24, // 19: weft.plugin.v1.RunEpisodeResponse.failure:type_name -> weft.plugin.v1.Failure
-	23, // 20: weft.plugin.v1.VerifyRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
-	27, // 21: weft.plugin.v1.VerifyResponse.checkpoints:type_name -> weft.plugin.v1.Checkpoint
-	24, // 22: weft.plugin.v1.VerifyResponse.failure:type_name -> weft.plugin.v1.Failure
-	23, // 23: weft.plugin.v1.AttributeRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
-	27, // 24: weft.plugin.v1.AttributeRequest.checkpoints:type_name -> weft.plugin.v1.Checkpoint
+	25, // 17: weft.plugin.v1.Trajectory.turns:type_name -> weft.plugin.v1.Turn
+	27, // 18: weft.plugin.v1.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v1.Trajectory
+	28, // 19: weft.plugin.v1.RunEpisodeResponse.failure:type_name -> weft.plugin.v1.Failure
+	27, // 20: weft.plugin.v1.VerifyRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
+	31, // 21: weft.plugin.v1.VerifyResponse.checkpoints:type_name -> weft.plugin.v1.Checkpoint
+	28, // 22: weft.plugin.v1.VerifyResponse.failure:type_name -> weft.plugin.v1.Failure
+	27, // 23: weft.plugin.v1.AttributeRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
+	31, // 24: weft.plugin.v1.AttributeRequest.checkpoints:type_name -> weft.plugin.v1.Checkpoint
 	1,  // 25: weft.plugin.v1.Attribution.blame:type_name -> weft.plugin.v1.Blame
-	30, // 26: weft.plugin.v1.AttributeResponse.attributions:type_name -> weft.plugin.v1.Attribution
-	24, // 27: weft.plugin.v1.AttributeResponse.failure:type_name -> weft.plugin.v1.Failure
+	34, // 26: weft.plugin.v1.AttributeResponse.attributions:type_name -> weft.plugin.v1.Attribution
+	28, // 27: weft.plugin.v1.AttributeResponse.failure:type_name -> weft.plugin.v1.Failure
 	7,  // 28: weft.plugin.v1.Model.Generate:input_type -> weft.plugin.v1.GenerateRequest
 	10, // 29: weft.plugin.v1.Env.ListTools:input_type -> weft.plugin.v1.ListToolsRequest
 	12, // 30: weft.plugin.v1.Env.CallTool:input_type -> weft.plugin.v1.CallToolRequest
 	14, // 31: weft.plugin.v1.User.Next:input_type -> weft.plugin.v1.UserRequest
 	16, // 32: weft.plugin.v1.State.Query:input_type -> weft.plugin.v1.QueryRequest
-	18, // 33: weft.plugin.v1.Harness.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	20, // 34: weft.plugin.v1.Harness.RunEpisode:input_type -> weft.plugin.v1.RunEpisodeRequest
-	18, // 35: weft.plugin.v1.Verifier.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	26, // 36: weft.plugin.v1.Verifier.Verify:input_type -> weft.plugin.v1.VerifyRequest
-	18, // 37: weft.plugin.v1.Attributor.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	29, // 38: weft.plugin.v1.Attributor.Attribute:input_type -> weft.plugin.v1.AttributeRequest
-	9,  // 39: weft.plugin.v1.Model.Generate:output_type -> weft.plugin.v1.GenerateResponse
-	11, // 40: weft.plugin.v1.Env.ListTools:output_type -> weft.plugin.v1.ListToolsResponse
-	13, // 41: weft.plugin.v1.Env.CallTool:output_type -> weft.plugin.v1.CallToolResponse
-	15, // 42: weft.plugin.v1.User.Next:output_type -> weft.plugin.v1.UserResponse
-	17, // 43: weft.plugin.v1.State.Query:output_type -> weft.plugin.v1.QueryResponse
-	19, // 44: weft.plugin.v1.Harness.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	25, // 45: weft.plugin.v1.Harness.RunEpisode:output_type -> weft.plugin.v1.RunEpisodeResponse
-	19, // 46: weft.plugin.v1.Verifier.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	28, // 47: weft.plugin.v1.Verifier.Verify:output_type -> weft.plugin.v1.VerifyResponse
-	19, // 48: weft.plugin.v1.Attributor.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	31, // 49: weft.plugin.v1.Attributor.Attribute:output_type -> weft.plugin.v1.AttributeResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
+	18, // 33: weft.plugin.v1.State.Hash:input_type -> weft.plugin.v1.HashRequest
+	20, // 34: weft.plugin.v1.State.Diff:input_type -> weft.plugin.v1.DiffRequest
+	22, // 35: weft.plugin.v1.Harness.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	24, // 36: weft.plugin.v1.Harness.RunEpisode:input_type -> weft.plugin.v1.RunEpisodeRequest
+	22, // 37: weft.plugin.v1.Verifier.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	30, // 38: weft.plugin.v1.Verifier.Verify:input_type -> weft.plugin.v1.VerifyRequest
+	22, // 39: weft.plugin.v1.Attributor.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	33, // 40: weft.plugin.v1.Attributor.Attribute:input_type -> weft.plugin.v1.AttributeRequest
+	9,  // 41: weft.plugin.v1.Model.Generate:output_type -> weft.plugin.v1.GenerateResponse
+	11, // 42: weft.plugin.v1.Env.ListTools:output_type -> weft.plugin.v1.ListToolsResponse
+	13, // 43: weft.plugin.v1.Env.CallTool:output_type -> weft.plugin.v1.CallToolResponse
+	15, // 44: weft.plugin.v1.User.Next:output_type -> weft.plugin.v1.UserResponse
+	17, // 45: weft.plugin.v1.State.Query:output_type -> weft.plugin.v1.QueryResponse
+	19, // 46: weft.plugin.v1.State.Hash:output_type -> weft.plugin.v1.HashResponse
+	21, // 47: weft.plugin.v1.State.Diff:output_type -> weft.plugin.v1.DiffResponse
+	23, // 48: weft.plugin.v1.Harness.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	29, // 49: weft.plugin.v1.Harness.RunEpisode:output_type -> weft.plugin.v1.RunEpisodeResponse
+	23, // 50: weft.plugin.v1.Verifier.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	32, // 51: weft.plugin.v1.Verifier.Verify:output_type -> weft.plugin.v1.VerifyResponse
+	23, // 52: weft.plugin.v1.Attributor.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	35, // 53: weft.plugin.v1.Attributor.Attribute:output_type -> weft.plugin.v1.AttributeResponse
+	41, // [41:54] is the sub-list for method output_type
+	28, // [28:41] is the sub-list for method input_type
 	28, // [28:28] is the sub-list for extension type_name
 	28, // [28:28] is the sub-list for extension extendee
 	0,  // [0:28] is the sub-list for field type_name
@@ -2574,14 +2803,14 @@ func file_weft_plugin_v1_plugin_proto_init() {
 		return
 	}
 	file_weft_plugin_v1_plugin_proto_msgTypes[3].OneofWrappers = []any{}
-	file_weft_plugin_v1_plugin_proto_msgTypes[20].OneofWrappers = []any{}
+	file_weft_plugin_v1_plugin_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_plugin_v1_plugin_proto_rawDesc), len(file_weft_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   7,
 		},

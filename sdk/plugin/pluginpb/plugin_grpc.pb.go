@@ -393,6 +393,8 @@ var User_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	State_Query_FullMethodName = "/weft.plugin.v1.State/Query"
+	State_Hash_FullMethodName  = "/weft.plugin.v1.State/Hash"
+	State_Diff_FullMethodName  = "/weft.plugin.v1.State/Diff"
 )
 
 // StateClient is the client API for State service.
@@ -403,6 +405,10 @@ const (
 // episode's states. Never offered to harnesses.
 type StateClient interface {
 	Query(ctx context.Context, in *QueryRequest, opts ...grpc.CallOption) (*QueryResponse, error)
+	// Hash returns a state's content hash (core/state Hash, lower-case hex).
+	Hash(ctx context.Context, in *HashRequest, opts ...grpc.CallOption) (*HashResponse, error)
+	// Diff returns the row-level changes between two states.
+	Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error)
 }
 
 type stateClient struct {
@@ -423,6 +429,26 @@ func (c *stateClient) Query(ctx context.Context, in *QueryRequest, opts ...grpc.
 	return out, nil
 }
 
+func (c *stateClient) Hash(ctx context.Context, in *HashRequest, opts ...grpc.CallOption) (*HashResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HashResponse)
+	err := c.cc.Invoke(ctx, State_Hash_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateClient) Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffResponse)
+	err := c.cc.Invoke(ctx, State_Diff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StateServer is the server API for State service.
 // All implementations must embed UnimplementedStateServer
 // for forward compatibility.
@@ -431,6 +457,10 @@ func (c *stateClient) Query(ctx context.Context, in *QueryRequest, opts ...grpc.
 // episode's states. Never offered to harnesses.
 type StateServer interface {
 	Query(context.Context, *QueryRequest) (*QueryResponse, error)
+	// Hash returns a state's content hash (core/state Hash, lower-case hex).
+	Hash(context.Context, *HashRequest) (*HashResponse, error)
+	// Diff returns the row-level changes between two states.
+	Diff(context.Context, *DiffRequest) (*DiffResponse, error)
 	mustEmbedUnimplementedStateServer()
 }
 
@@ -443,6 +473,12 @@ type UnimplementedStateServer struct{}
 
 func (UnimplementedStateServer) Query(context.Context, *QueryRequest) (*QueryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Query not implemented")
+}
+func (UnimplementedStateServer) Hash(context.Context, *HashRequest) (*HashResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Hash not implemented")
+}
+func (UnimplementedStateServer) Diff(context.Context, *DiffRequest) (*DiffResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Diff not implemented")
 }
 func (UnimplementedStateServer) mustEmbedUnimplementedStateServer() {}
 func (UnimplementedStateServer) testEmbeddedByValue()               {}
@@ -483,6 +519,42 @@ func _State_Query_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _State_Hash_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HashRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).Hash(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_Hash_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).Hash(ctx, req.(*HashRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _State_Diff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).Diff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_Diff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).Diff(ctx, req.(*DiffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // State_ServiceDesc is the grpc.ServiceDesc for State service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -493,6 +565,14 @@ var State_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Query",
 			Handler:    _State_Query_Handler,
+		},
+		{
+			MethodName: "Hash",
+			Handler:    _State_Hash_Handler,
+		},
+		{
+			MethodName: "Diff",
+			Handler:    _State_Diff_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
