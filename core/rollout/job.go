@@ -1,0 +1,139 @@
+package rollout
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/verify"
+)
+
+// Job is one episode to run: a task under a view (task.ViewAgentic,
+// task.ViewSimUser), a harness and a policy, as rollout Sample of k.
+type Job struct {
+	Task    *task.Task
+	View    string
+	Harness string
+	Policy  string
+	// Sample is the rollout index in 0..k-1 for pass@k (k episodes of the
+	// same task, view, harness and policy).
+	Sample int
+	// Seed is the episode's seed (sampling, simulated user); the scheduler
+	// passes it through unchanged, so results do not depend on the order
+	// jobs happen to run in.
+	Seed uint64
+}
+
+// Key is the job's stable identity, "task/view/harness/policy/sample", e.g.
+// "tau2-retail:12/agentic/react/qwen3-8b/0". Outcomes carry it and
+// Options.Skip receives it, so a run can be resumed from the outcomes
+// already written. A '%' or '/' inside a component is escaped as "%25" or
+// "%2F", so distinct jobs never share a key. The task id is "" when Task is
+// nil.
+func (j Job) Key() string {
+	id := ""
+	if j.Task != nil {
+		id = j.Task.ID
+	}
+	var b strings.Builder
+	for _, s := range []string{id, j.View, j.Harness, j.Policy} {
+		b.WriteString(keyEscaper.Replace(s))
+		b.WriteByte('/')
+	}
+	b.WriteString(strconv.Itoa(j.Sample))
+	return b.String()
+}
+
+var keyEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
+
+// Infrastructure failure kinds the scheduler itself produces. Executors
+// use their own kinds for the failures they see ("plugin_crash",
+// "endpoint", "module_trap", ...).
+const (
+	// KindDeadline: the attempt ran past Options.EpisodeTimeout
+	// (retryable).
+	KindDeadline = "deadline"
+	// KindInternal: the executor returned an error that is not an
+	// *InfraError, or an unusable outcome (nil, no score, a score outside
+	// [0, 1]); never retried.
+	KindInternal = "internal"
+)
+
+// InfraError is an infrastructure failure of an episode: a plugin crash, an
+// endpoint down, a module trap not of the task's doing, the episode
+// deadline. It is not a policy outcome, so an episode that ends on one has
+// no score (Outcome.Score is nil, never 0). Executors return it (or an
+// error wrapping it); Retryable failures are retried up to
+// Options.Retries times.
+type InfraError struct {
+	// Kind is a stable snake_case name ("deadline", "internal",
+	// "plugin_crash", ...).
+	Kind      string `json:"kind"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Error reads like "infra deadline (retryable): episode ran past 2m0s".
+func (e *InfraError) Error() string {
+	var b strings.Builder
+	b.WriteString("infra ")
+	b.WriteString(e.Kind)
+	if e.Retryable {
+		b.WriteString(" (retryable)")
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// IsInfra reports whether err is or wraps an *InfraError, and returns it.
+func IsInfra(err error) (*InfraError, bool) {
+	var ie *InfraError
+	if errors.As(err, &ie) && ie != nil {
+		return ie, true
+	}
+	return nil, false
+}
+
+// Outcome is the result of one job. The scheduler fills the identity
+// fields (Key through Seed), Passed, Infra, InfraErrors, Attempts and
+// DurationMs; the executor fills the rest.
+type Outcome struct {
+	Key     string `json:"key"`
+	TaskID  string `json:"task_id"`
+	View    string `json:"view"`
+	Harness string `json:"harness"`
+	Policy  string `json:"policy"`
+	Sample  int    `json:"sample"`
+	Seed    uint64 `json:"seed"`
+	// Score is R in [0, 1] (the mean of the checkpoints' r_k, see
+	// verify.Result); nil when the episode ended on an infrastructure
+	// failure, never 0 for one.
+	Score *float64 `json:"score"`
+	// Passed is Score == 1.
+	Passed      bool                `json:"passed"`
+	Checkpoints []verify.Checkpoint `json:"checkpoints,omitempty"`
+	// Attributions are the executor's attribution records, opaque here.
+	Attributions json.RawMessage `json:"attributions,omitempty"`
+	// Infra is the last attempt's failure when no attempt succeeded.
+	Infra *InfraError `json:"infra,omitempty"`
+	// InfraErrors are every failed attempt's failures, in order (also
+	// those of a job that finally succeeded).
+	InfraErrors []InfraError `json:"infra_errors,omitempty"`
+	// Attempts is how many times the executor was called (>= 1).
+	Attempts int    `json:"attempts"`
+	Session  string `json:"session,omitempty"`
+	// Ledger references the session's ledger (a session id or a path).
+	Ledger      string          `json:"ledger,omitempty"`
+	Termination string          `json:"termination,omitempty"`
+	Turns       int             `json:"turns"`
+	ToolCalls   int             `json:"tool_calls"`
+	Trajectory  json.RawMessage `json:"trajectory,omitempty"`
+	// DurationMs is the job's wall time in milliseconds, all attempts and
+	// the backoff between them included.
+	DurationMs int64 `json:"duration_ms"`
+}
