@@ -1,0 +1,336 @@
+package task
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Error is an invalid task or task file: which task (its id; "" for faults
+// of the file as a whole), which atomic task ("" when the fault is not
+// inside one) and which field, as a JSON path relative to the task or atomic
+// task (e.g. "after[1]", "checks[0].sql"), are at fault.
+type Error struct {
+	Task   string
+	Atomic string
+	Field  string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("task")
+	if e.Task != "" {
+		fmt.Fprintf(&b, " %q", e.Task)
+	}
+	if e.Atomic != "" {
+		fmt.Fprintf(&b, ": atomic %q", e.Atomic)
+	}
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Sentinel causes wrapped by *Error (match with errors.Is).
+var (
+	// ErrCycle: the atomic tasks' After edges form a cycle.
+	ErrCycle = errors.New("the After edges form a cycle")
+	// ErrUnknownCheck: a check's Kind is not one of the Check* kinds.
+	ErrUnknownCheck = errors.New("unknown check kind")
+)
+
+// Load reads a weft task file ({"format": "weft.tasks/v1", "tasks": [...]},
+// one JSON object; unknown fields and trailing data are errors), checks that
+// task ids are non-empty and unique, and validates every task (see
+// (*Task).Validate). Errors are *Error naming the task, atomic task and
+// field.
+func Load(r io.Reader) ([]*Task, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, &Error{Err: fmt.Errorf("not a weft task file: %w", err)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &Error{Err: errors.New("trailing data after the task file object")}
+	}
+	if f.Format != Format {
+		return nil, &Error{Field: "format", Err: fmt.Errorf("got %q, want %q", f.Format, Format)}
+	}
+	if err := validateAll(f.Tasks); err != nil {
+		return nil, err
+	}
+	return f.Tasks, nil
+}
+
+// LoadFile is Load on the file at path; errors are prefixed with the path.
+func LoadFile(path string) ([]*Task, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tasks, err := Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tasks, nil
+}
+
+// Save validates tasks as Load does and writes them as a weft task file:
+// JSON indented by two spaces, HTML characters unescaped, ending in a
+// newline. The same tasks always give the same bytes, and Save(Load(b))
+// gives b back for a file Save wrote. Nothing is written when a task is
+// invalid.
+func Save(w io.Writer, tasks []*Task) error {
+	if err := validateAll(tasks); err != nil {
+		return err
+	}
+	if tasks == nil {
+		tasks = []*Task{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(File{Format: Format, Tasks: tasks}); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func validateAll(tasks []*Task) error {
+	seen := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		if t == nil {
+			return &Error{Field: fmt.Sprintf("tasks[%d]", i), Err: errors.New("null task")}
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		if j, dup := seen[t.ID]; dup {
+			return &Error{Task: t.ID, Field: "id", Err: fmt.Errorf("tasks[%d] duplicates tasks[%d]", i, j)}
+		}
+		seen[t.ID] = i
+	}
+	return nil
+}
+
+// Validate checks a task: a non-empty ID and Brief; atomic ids non-empty
+// and unique, each with a Request, every After id naming another atomic
+// task of this task, the After edges acyclic (ErrCycle) and the atomic tasks
+// listed in a topological order (every After id listed earlier); reference
+// calls with a Tool and a JSON object (or empty) Arguments; every check's
+// Kind known (ErrUnknownCheck) with its required fields (sql: SQL and an
+// Expect that is a JSON array of arrays; required_call and forbidden_call:
+// Tool, and Arguments a JSON object when given; communicate: Text;
+// changed_rows: only in an atomic task with a non-empty Reference); rubric
+// ids non-empty and unique per list, each with a Criterion and a Weight >= 0.
+// The error is an *Error naming the task, the atomic task and the field.
+func (t *Task) Validate() error {
+	fail := func(atomic, field string, err error) error {
+		return &Error{Task: t.ID, Atomic: atomic, Field: field, Err: err}
+	}
+	if t.ID == "" {
+		return fail("", "id", errors.New("missing"))
+	}
+	if strings.TrimSpace(t.Brief) == "" {
+		return fail("", "brief", errors.New("missing"))
+	}
+	index := make(map[string]int, len(t.Atomic))
+	for i, a := range t.Atomic {
+		if a.ID == "" {
+			return fail("", fmt.Sprintf("atomic[%d].id", i), errors.New("missing"))
+		}
+		if j, dup := index[a.ID]; dup {
+			return fail(a.ID, "id", fmt.Errorf("atomic[%d] duplicates atomic[%d]", i, j))
+		}
+		index[a.ID] = i
+	}
+	for _, a := range t.Atomic {
+		if strings.TrimSpace(a.Request) == "" {
+			return fail(a.ID, "request", errors.New("missing"))
+		}
+		for k, dep := range a.After {
+			if _, ok := index[dep]; !ok {
+				return fail(a.ID, fmt.Sprintf("after[%d]", k), fmt.Errorf("unknown atomic task %q", dep))
+			}
+			if dep == a.ID {
+				return fail(a.ID, fmt.Sprintf("after[%d]", k), fmt.Errorf("%w: %q after itself", ErrCycle, dep))
+			}
+		}
+		for k, c := range a.Reference {
+			field := fmt.Sprintf("reference[%d]", k)
+			if c.Tool == "" {
+				return fail(a.ID, field+".tool", errors.New("missing"))
+			}
+			if len(c.Arguments) > 0 && !isObject(c.Arguments) {
+				return fail(a.ID, field+".arguments", errors.New("not a JSON object"))
+			}
+		}
+		if err := validateChecks(a.Checks, true, len(a.Reference) > 0); err != nil {
+			return fail(a.ID, err.field, err.err)
+		}
+		if err := validateRubric(a.Rubric); err != nil {
+			return fail(a.ID, err.field, err.err)
+		}
+	}
+	if len(t.Order()) != len(t.Atomic) {
+		return fail("", "atomic", ErrCycle)
+	}
+	for i, a := range t.Atomic {
+		for k, dep := range a.After {
+			if j := index[dep]; j > i {
+				return fail(a.ID, fmt.Sprintf("after[%d]", k),
+					fmt.Errorf("%q is listed after this task (atomic[%d] > atomic[%d]): atomic tasks must be in a topological order", dep, j, i))
+			}
+		}
+	}
+	if err := validateChecks(t.Checks, false, false); err != nil {
+		return fail("", err.field, err.err)
+	}
+	if err := validateRubric(t.Rubric); err != nil {
+		return fail("", err.field, err.err)
+	}
+	return nil
+}
+
+type fieldErr struct {
+	field string
+	err   error
+}
+
+func validateChecks(checks []Check, atomic, hasReference bool) *fieldErr {
+	for i, c := range checks {
+		p := fmt.Sprintf("checks[%d]", i)
+		bad := func(field string, err error) *fieldErr { return &fieldErr{p + field, err} }
+		switch c.Kind {
+		case CheckStateEqual, CheckUnchanged:
+		case CheckChangedRows:
+			if !atomic {
+				return bad(".kind", errors.New("changed_rows belongs to an atomic task, not the overall checks"))
+			}
+			if !hasReference {
+				return bad(".kind", errors.New("changed_rows needs a reference solution"))
+			}
+		case CheckSQL:
+			if strings.TrimSpace(c.SQL) == "" {
+				return bad(".sql", errors.New("missing"))
+			}
+			var rows [][]json.RawMessage
+			if len(c.Expect) == 0 {
+				return bad(".expect", errors.New("missing"))
+			}
+			if err := json.Unmarshal(c.Expect, &rows); err != nil || rows == nil {
+				return bad(".expect", errors.New("not a JSON array of rows (each an array of values)"))
+			}
+		case CheckRequiredCall, CheckForbiddenCall:
+			if c.Tool == "" {
+				return bad(".tool", errors.New("missing"))
+			}
+			if len(c.Arguments) > 0 && !isObject(c.Arguments) {
+				return bad(".arguments", errors.New("not a JSON object"))
+			}
+		case CheckCommunicate:
+			if strings.TrimSpace(c.Text) == "" {
+				return bad(".text", errors.New("missing"))
+			}
+		case "":
+			return bad(".kind", errors.New("missing"))
+		default:
+			return bad(".kind", fmt.Errorf("%w %q", ErrUnknownCheck, c.Kind))
+		}
+	}
+	return nil
+}
+
+func validateRubric(items []RubricItem) *fieldErr {
+	seen := map[string]bool{}
+	for i, r := range items {
+		p := fmt.Sprintf("rubric[%d]", i)
+		switch {
+		case r.ID == "":
+			return &fieldErr{p + ".id", errors.New("missing")}
+		case seen[r.ID]:
+			return &fieldErr{p + ".id", fmt.Errorf("duplicate %q", r.ID)}
+		case strings.TrimSpace(r.Criterion) == "":
+			return &fieldErr{p + ".criterion", errors.New("missing")}
+		case !(r.Weight >= 0):
+			return &fieldErr{p + ".weight", fmt.Errorf("%v, want >= 0", r.Weight)}
+		}
+		seen[r.ID] = true
+	}
+	return nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// Order returns the indexes into t.Atomic in a topological order of the
+// After edges: among the tasks whose dependencies are all placed, the one
+// listed first in t.Atomic comes next (Kahn's algorithm with ties broken by
+// position), so the same task always gives the same order, and a task whose
+// atomic tasks are already in a topological order gives 0, 1, ..., n-1.
+// After ids that name no atomic task are ignored. When the edges form a
+// cycle the result is shorter than t.Atomic: the tasks on or behind the
+// cycle are left out (Validate reports ErrCycle).
+func (t *Task) Order() []int {
+	n := len(t.Atomic)
+	index := make(map[string]int, n)
+	for i, a := range t.Atomic {
+		if _, dup := index[a.ID]; !dup {
+			index[a.ID] = i
+		}
+	}
+	indeg := make([]int, n)
+	next := make([][]int, n)
+	for i, a := range t.Atomic {
+		seen := map[int]bool{}
+		for _, dep := range a.After {
+			j, ok := index[dep]
+			if !ok || seen[j] {
+				continue
+			}
+			seen[j] = true
+			indeg[i]++
+			next[j] = append(next[j], i)
+		}
+	}
+	placed := make([]bool, n)
+	order := make([]int, 0, n)
+	for len(order) < n {
+		pick := -1
+		for i := 0; i < n; i++ {
+			if !placed[i] && indeg[i] == 0 {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		placed[pick] = true
+		order = append(order, pick)
+		for _, k := range next[pick] {
+			indeg[k]--
+		}
+	}
+	return order
+}
