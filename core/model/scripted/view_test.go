@@ -1,0 +1,146 @@
+package scripted
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/weft-dev/weft/core/task"
+)
+
+func convertedRetail(t *testing.T) ([]*task.Tau2Task, []*task.Task) {
+	t.Helper()
+	raw := retail(t)
+	conv := make([]*task.Task, len(raw))
+	for i, r := range raw {
+		c, err := task.FromTau2(r, task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Source: "tau2-retail"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv[i] = c
+	}
+	return raw, conv
+}
+
+// normalize compacts every tool step's arguments.
+func normalize(s Script) []Step {
+	out := make([]Step, len(s.Steps))
+	for i, st := range s.Steps {
+		if st.Tool != "" {
+			st.Arguments = json.RawMessage(compact(st.Arguments))
+		}
+		out[i] = st
+	}
+	return out
+}
+
+func toolSteps(s Script) []Step {
+	var out []Step
+	for _, st := range s.Steps {
+		if st.Tool != "" {
+			st.Arguments = json.RawMessage(compact(st.Arguments))
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// TestScriptForViewRetail: on all 114 converted retail tasks the agentic
+// script is ScriptFromTau2's (tool steps and closing Say), and the simuser
+// script has the same tool steps with one Say per atomic task.
+func TestScriptForViewRetail(t *testing.T) {
+	raw, conv := convertedRetail(t)
+	if len(conv) != 114 {
+		t.Fatalf("%d tasks", len(conv))
+	}
+	for i, ct := range conv {
+		gold := ScriptFromTau2(raw[i])
+		ag, err := ScriptForView(ct, task.ViewAgentic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(toolSteps(gold), toolSteps(ag), cmpRaw); d != "" {
+			t.Errorf("task %s agentic tool steps (-tau2 +view):\n%s", ct.ID, d)
+		}
+		if d := cmp.Diff(normalize(gold), normalize(ag), cmpRaw); d != "" {
+			t.Errorf("task %s agentic script (-tau2 +view):\n%s", ct.ID, d)
+		}
+		sim, err := ScriptForView(ct, task.ViewSimUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(toolSteps(gold), toolSteps(sim), cmpRaw); d != "" {
+			t.Errorf("task %s simuser tool steps (-tau2 +view):\n%s", ct.ID, d)
+		}
+		says := len(sim.Steps) - len(toolSteps(sim))
+		if want := max(len(ct.Atomic), 1); says != want {
+			t.Errorf("task %s: %d Says in the simuser script, want %d", ct.ID, says, want)
+		}
+		if sim.Steps[len(sim.Steps)-1].Say != gold.Steps[len(gold.Steps)-1].Say {
+			t.Errorf("task %s: simuser closing %q", ct.ID, sim.Steps[len(sim.Steps)-1].Say)
+		}
+		if _, err := New(sim, Faults{}, 1); err != nil {
+			t.Errorf("task %s: simuser script rejected: %v", ct.ID, err)
+		}
+	}
+}
+
+func TestScriptForViewSimUserShape(t *testing.T) {
+	call := func(tool, args string) task.Call { return task.Call{Tool: tool, Arguments: json.RawMessage(args)} }
+	tk := &task.Task{ID: "t", Brief: "b",
+		Atomic: []task.Atomic{
+			{ID: "a2", Request: "r2", After: []string{"a1"}, Reference: []task.Call{call("cancel_pending_order", `{"order_id":"#W2"}`)}},
+			{ID: "a1", Request: "r1", Reference: []task.Call{call("get_order_details", `{"order_id":"#W1"}`), call("cancel_pending_order", `{"order_id":"#W1"}`)}},
+		},
+		Checks: []task.Check{{Kind: task.CheckStateEqual}, {Kind: task.CheckCommunicate, Text: "7.50"}, {Kind: task.CheckCommunicate, Text: "blue"}},
+	}
+	// a2 is listed first but comes after a1: Validate wants a topological
+	// listing, so list them in order and check the DAG order is used.
+	tk.Atomic[0], tk.Atomic[1] = tk.Atomic[1], tk.Atomic[0]
+	s, err := ScriptForView(tk, task.ViewSimUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		if st.Tool != "" {
+			got = append(got, st.Tool+string(st.Arguments))
+		} else {
+			got = append(got, "say:"+st.Say)
+		}
+	}
+	want := []string{
+		`get_order_details{"order_id":"#W1"}`, `cancel_pending_order{"order_id":"#W1"}`, "say:" + IntermediateSay,
+		`cancel_pending_order{"order_id":"#W2"}`,
+		"say:Done. Here is what you asked about: 7.50; blue. Is there anything else I can help you with?",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("simuser script (-want +got):\n%s", d)
+	}
+	ag, err := ScriptForView(tk, task.ViewAgentic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ag.Steps) != 4 || ag.Steps[3].Say != strings.TrimPrefix(want[4], "say:") {
+		t.Errorf("agentic = %+v", ag.Steps)
+	}
+	empty, err := ScriptForView(&task.Task{ID: "e", Brief: "b"}, task.ViewSimUser)
+	if err != nil || len(empty.Steps) != 1 || empty.Steps[0].Say != "Done. Is there anything else I can help you with?" {
+		t.Errorf("empty = %+v, %v", empty, err)
+	}
+}
+
+func TestScriptForViewErrors(t *testing.T) {
+	if _, err := ScriptForView(&task.Task{ID: "e", Brief: "b"}, "oracle"); !errors.Is(err, task.ErrUnknownView) {
+		t.Errorf("unknown view: %v", err)
+	}
+	if _, err := ScriptForView(nil, task.ViewAgentic); err == nil {
+		t.Error("nil task: no error")
+	}
+	var te *task.Error
+	if _, err := ScriptForView(&task.Task{ID: "e"}, task.ViewAgentic); !errors.As(err, &te) || te.Field != "brief" {
+		t.Errorf("invalid task: %v", err)
+	}
+}
