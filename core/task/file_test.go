@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -192,5 +193,26 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := LoadFile("testdata/no-such-file.json"); err == nil {
 		t.Error("missing file: no error")
+	}
+}
+
+// TestDocsExample: the example in docs/tasks.md loads and validates.
+func TestDocsExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/tasks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Example\n\n```json\n")
+	if !ok {
+		t.Fatal("no example in docs/tasks.md")
+	}
+	example, _, _ := strings.Cut(rest, "```")
+	tasks, err := Load(strings.NewReader(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 || len(tasks[0].Atomic) != 2 || tasks[0].Atomic[0].Request != RenderRequest(tasks[0].Atomic[0].Reference[2]) ||
+		tasks[0].Atomic[1].Request != RenderRequest(tasks[0].Atomic[1].Reference[0]) {
+		t.Errorf("example = %+v", tasks)
 	}
 }

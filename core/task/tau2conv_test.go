@@ -135,7 +135,9 @@ func TestFromTau2AllRetail(t *testing.T) {
 	if zeroAtomic != 2 {
 		t.Errorf("%d tasks without actions, want 2", zeroAtomic)
 	}
-	t.Logf("%d atomic tasks; %d read-only-only tasks", totalAtomic, readOnlyOnly)
+	if totalAtomic != 184 || readOnlyOnly != 8 {
+		t.Errorf("%d atomic tasks, %d read-only-only tasks; want 184 and 8", totalAtomic, readOnlyOnly)
+	}
 }
 
 func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
