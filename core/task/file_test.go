@@ -216,3 +216,32 @@ func TestDocsExample(t *testing.T) {
 		t.Errorf("example = %+v", tasks)
 	}
 }
+
+// FuzzLoad: Load never panics, and what it accepts saves and loads back to
+// the same bytes.
+func FuzzLoad(f *testing.F) {
+	f.Add(`{"format":"weft.tasks/v1","tasks":[]}`)
+	f.Add(`{"format":"weft.tasks/v1","tasks":[{"id":"x","brief":"b","atomic":[{"id":"a","request":"r","after":["a"]}]}]}`)
+	var buf bytes.Buffer
+	if err := Save(&buf, []*Task{chain()}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
+	f.Fuzz(func(t *testing.T, in string) {
+		tasks, err := Load(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		var a, b bytes.Buffer
+		if err := Save(&a, tasks); err != nil {
+			t.Fatalf("Save of loaded tasks: %v", err)
+		}
+		again, err := Load(bytes.NewReader(a.Bytes()))
+		if err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		if err := Save(&b, again); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("save/load not stable: %v", err)
+		}
+	})
+}
