@@ -1,0 +1,129 @@
+package verifier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/sdk/plugin"
+)
+
+// NoVersion is the HostError kind of a State call naming a version the
+// host does not have (verify.ErrNoVersion on either side).
+const NoVersion = "no_version"
+
+// RemoteEvidence returns the Evidence a verifier plugin reads through the
+// host's State service s (plugin.Host.State()). Values decoded from JSON
+// keep numbers as json.Number, so integers beyond 2^53 stay exact. Errors:
+// a *plugin.HostError from s, wrapped with verify.ErrNoVersion when its
+// Kind is NoVersion; a malformed JSON answer is an error too.
+func RemoteEvidence(s plugin.State) verify.Evidence { return remoteEvidence{s} }
+
+type remoteEvidence struct{ s plugin.State }
+
+func remoteErr(err error) error {
+	var he *plugin.HostError
+	if errors.As(err, &he) && he.Kind == NoVersion {
+		return fmt.Errorf("%w: %w", verify.ErrNoVersion, err)
+	}
+	return err
+}
+
+func decodeNumbers(raw string, v any) error {
+	d := json.NewDecoder(strings.NewReader(raw))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+func (r remoteEvidence) Hash(ctx context.Context, version string) (string, error) {
+	var resp plugin.HashResponse
+	if err := r.s.Hash(ctx, &plugin.HashRequest{Version: version}, &resp); err != nil {
+		return "", remoteErr(err)
+	}
+	return resp.GetHash(), nil
+}
+
+func (r remoteEvidence) Diff(ctx context.Context, from, to string) (*state.Changes, error) {
+	var resp plugin.DiffResponse
+	if err := r.s.Diff(ctx, &plugin.DiffRequest{From: from, To: to}, &resp); err != nil {
+		return nil, remoteErr(err)
+	}
+	var c state.Changes
+	if err := decodeNumbers(resp.GetChangesJson(), &c); err != nil {
+		return nil, fmt.Errorf("state diff %s -> %s: bad changes_json: %w", from, to, err)
+	}
+	return &c, nil
+}
+
+func (r remoteEvidence) Query(ctx context.Context, version, sql string) ([]string, [][]any, error) {
+	var resp plugin.QueryResponse
+	if err := r.s.Query(ctx, &plugin.QueryRequest{Version: version, Sql: sql}, &resp); err != nil {
+		return nil, nil, remoteErr(err)
+	}
+	var rows [][]any
+	if resp.GetRowsJson() != "" {
+		if err := decodeNumbers(resp.GetRowsJson(), &rows); err != nil {
+			return nil, nil, fmt.Errorf("state query on %s: bad rows_json: %w", version, err)
+		}
+	}
+	return resp.GetColumns(), rows, nil
+}
+
+// EvidenceState returns the host-side State service over ev (typically
+// verify.NewStateEvidence of the episode's versions), to offer a verifier
+// or attributor plugin as HostSet.StateService. Rows and changes cross as
+// JSON; an ev error wrapping verify.ErrNoVersion becomes a
+// *plugin.HostError of Kind NoVersion, any other error a HostError
+// "internal" on the wire.
+func EvidenceState(ev verify.Evidence) plugin.State { return evidenceState{ev} }
+
+type evidenceState struct{ ev verify.Evidence }
+
+func stateErr(err error) error {
+	if errors.Is(err, verify.ErrNoVersion) {
+		return &plugin.HostError{Service: "state", Kind: NoVersion, Message: err.Error()}
+	}
+	return err
+}
+
+func (e evidenceState) Query(ctx context.Context, req *plugin.QueryRequest, resp *plugin.QueryResponse) error {
+	cols, rows, err := e.ev.Query(ctx, req.GetVersion(), req.GetSql())
+	if err != nil {
+		return stateErr(err)
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("encode rows: %w", err)
+	}
+	resp.Columns, resp.RowsJson = cols, string(b)
+	return nil
+}
+
+func (e evidenceState) Hash(ctx context.Context, req *plugin.HashRequest, resp *plugin.HashResponse) error {
+	h, err := e.ev.Hash(ctx, req.GetVersion())
+	if err != nil {
+		return stateErr(err)
+	}
+	resp.Hash = h
+	return nil
+}
+
+func (e evidenceState) Diff(ctx context.Context, req *plugin.DiffRequest, resp *plugin.DiffResponse) error {
+	c, err := e.ev.Diff(ctx, req.GetFrom(), req.GetTo())
+	if err != nil {
+		return stateErr(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode changes: %w", err)
+	}
+	resp.ChangesJson = string(b)
+	return nil
+}

@@ -1,0 +1,282 @@
+package exec_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/plugins/verifier"
+	"github.com/weft-dev/weft/plugins/verifier/exec"
+	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
+)
+
+const ddl = `CREATE TABLE users (id VARCHAR(16) PRIMARY KEY, name VARCHAR(64), balance INT);
+CREATE TABLE orders (id BIGINT PRIMARY KEY, user_id VARCHAR(16), status VARCHAR(16), total DECIMAL(10,2))`
+
+var steps = [][]string{
+	{`UPDATE orders SET status = 'cancelled' WHERE id = 9007199254740993`},
+	{`UPDATE users SET balance = 90 WHERE id = 'u1'`, `INSERT INTO orders VALUES (3, 'u1', 'placed', 10.50)`},
+	{`UPDATE orders SET status = 'refunded' WHERE id = 9007199254740993`, `DELETE FROM orders WHERE id = 2`},
+}
+
+type fixture struct {
+	store    *state.Store
+	initial  *state.Version
+	versions map[string]*state.Version
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	s := state.NewStore()
+	t.Cleanup(func() { _ = s.Close() })
+	init, err := s.Load(context.Background(), ddl,
+		state.TableRows{Table: "users", Columns: []string{"id", "name", "balance"}, Rows: [][]any{{"u1", "Ann", 100}, {"u2", "Bob", 5}}},
+		// Key 2^53+1 is not exact in a float64: the remote path must keep
+		// it exact.
+		state.TableRows{Table: "orders", Columns: []string{"id", "user_id", "status", "total"}, Rows: [][]any{{int64(9007199254740993), "u1", "pending", "12.50"}, {2, "u2", "pending", "7.00"}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{store: s, initial: init, versions: map[string]*state.Version{verify.Initial: init, verify.ReferenceAfter(0): init}}
+	v := init
+	for k := range steps {
+		v = f.apply(t, v, steps[k]...)
+		f.versions[verify.ReferenceAfter(k+1)] = v
+	}
+	f.versions[verify.Reference] = v
+	return f
+}
+
+func (f *fixture) apply(t *testing.T, v *state.Version, stmts ...string) *state.Version {
+	t.Helper()
+	ws := f.store.Fork(v)
+	for _, q := range stmts {
+		if _, err := ws.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	out, err := ws.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (f *fixture) evidence(t *testing.T, final ...string) verify.Evidence {
+	vs := map[string]*state.Version{}
+	for k, v := range f.versions {
+		vs[k] = v
+	}
+	vs[verify.Final] = f.apply(t, f.initial, final...)
+	return verify.NewStateEvidence(vs)
+}
+
+func testTask() *task.Task {
+	return &task.Task{
+		ID: "t1",
+		Atomic: []task.Atomic{
+			{ID: "cancel", Checks: []task.Check{{Kind: task.CheckChangedRows}, {Kind: task.CheckRequiredCall, Tool: "cancel_order", Arguments: json.RawMessage(`{"order_id":9007199254740993}`)}}},
+			{ID: "charge", Checks: []task.Check{{Kind: task.CheckChangedRows}, {Kind: task.CheckSQL, SQL: `SELECT balance, total FROM users JOIN orders ON orders.user_id = users.id WHERE orders.id = 3`, Expect: json.RawMessage(`[[90,10.5]]`)}}},
+			{ID: "refund", Checks: []task.Check{{Kind: task.CheckChangedRows}, {Kind: task.CheckForbiddenCall, Tool: "delete_user"}}},
+		},
+		Checks: []task.Check{{Kind: task.CheckStateEqual}, {Kind: task.CheckCommunicate, Text: "refund of 12.50"}},
+	}
+}
+
+func trajectory() *plugin.Trajectory {
+	return &plugin.Trajectory{Messages: []*plugin.Message{
+		{Role: plugin.RoleUser, Content: "cancel and refund please"},
+		{Role: plugin.RoleAssistant, ToolCalls: []*plugin.ToolCall{{Id: "c1", Name: "cancel_order", Arguments: `{"order_id":9007199254740993}`}}},
+		{Role: plugin.RoleTool, Content: "ok", ToolCallId: "c1", Name: "cancel_order"},
+		{Role: plugin.RoleAssistant, Content: "Done: your Refund of 12.50 is on its way."},
+	}, Termination: plugin.TerminationDone}
+}
+
+func ledger() []verify.LedgerCall {
+	return []verify.LedgerCall{{Index: 0, Tool: "cancel_order", Arguments: json.RawMessage(`{"order_id":9007199254740993}`), RowsChanged: 1}}
+}
+
+// runPlugin verifies through the exec plugin served in process, with the
+// host's State service over ev.
+func runPlugin(t *testing.T, conn *plugintest.Conn, tk *task.Task, ev verify.Evidence) *plugin.VerifyResponse {
+	t.Helper()
+	req, err := exec.Request(tk, ledger(), trajectory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp plugin.VerifyResponse
+	if err := conn.Verifier(t).Verify(context.Background(), plugin.HostSet{StateService: verifier.EvidenceState(ev)}, req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return &resp
+}
+
+func TestPluginMatchesInProcess(t *testing.T) {
+	f := newFixture(t)
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	var all []string
+	for _, s := range steps {
+		all = append(all, s...)
+	}
+	for _, tc := range []struct {
+		name   string
+		final  []string
+		scores []float64
+	}{
+		{"reference", all, []float64{1, 1, 1, 1}},
+		{"nothing", nil, []float64{0, 0, 0, 0}},
+		{"no refund", append(append([]string{}, steps[0]...), steps[1]...), []float64{0, 1, 0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := f.evidence(t, tc.final...)
+			want, err := verify.Verify(context.Background(), verify.Input{Task: testTask(), Ledger: ledger(), Messages: exec.Messages(trajectory())}, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := runPlugin(t, conn, testTask(), ev)
+			got, err := exec.Decode(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("plugin result differs from in-process (-want +got):\n%s", d)
+			}
+			var scores []float64
+			for _, c := range got.Checkpoints {
+				scores = append(scores, c.Score)
+			}
+			if d := cmp.Diff(tc.scores, scores); d != "" {
+				t.Errorf("r_k (-want +got):\n%s", d)
+			}
+			sum := 0.0
+			for _, s := range tc.scores {
+				sum += s
+			}
+			if resp.GetScore() != sum/4 {
+				t.Errorf("R = %v, want %v", resp.GetScore(), sum/4)
+			}
+		})
+	}
+}
+
+func TestPluginMissingEntries(t *testing.T) {
+	f := newFixture(t)
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	got, err := exec.Decode(runPlugin(t, conn, testTask(), f.evidence(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{`orders[9007199254740993].status="refunded"`},
+		{`orders[3].id=3`, `orders[3].user_id="u1"`, `orders[3].status="placed"`, `orders[3].total="10.50"`, `users[u1].balance=90`},
+		{`orders[2] deleted`, `orders[9007199254740993].status="refunded"`},
+	}
+	for k := range want {
+		if d := cmp.Diff(want[k], got.Checkpoints[k].Checks[0].Missing); d != "" {
+			t.Errorf("atomic %d Missing (-want +got):\n%s", k+1, d)
+		}
+	}
+}
+
+func TestPluginFailures(t *testing.T) {
+	f := newFixture(t)
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	noRef := map[string]*state.Version{verify.Initial: f.initial, verify.Final: f.initial}
+	unknown := testTask()
+	unknown.Checks = append(unknown.Checks, task.Check{Kind: "vibes"})
+	for _, tc := range []struct {
+		name  string
+		state plugin.State
+		req   func() *plugin.VerifyRequest
+		kind  string
+	}{
+		{"missing version", verifier.EvidenceState(verify.NewStateEvidence(noRef)), nil, exec.FailureEvidence},
+		{"state unavailable", plugin.StateFuncs{}, nil, exec.FailureEvidence},
+		{"query only state", plugin.StateFunc(func(context.Context, *plugin.QueryRequest, *plugin.QueryResponse) error { return nil }), nil, exec.FailureEvidence},
+		{"bad task json", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest { return &plugin.VerifyRequest{Task: "{"} }, exec.FailureBadRequest},
+		{"bad ledger", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest {
+			r, _ := exec.Request(testTask(), nil, nil)
+			r.Ledger = "{\"index\":0}\nnot json\n"
+			return r
+		}, exec.FailureBadRequest},
+		{"unknown check", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest { r, _ := exec.Request(unknown, nil, nil); return r }, exec.FailureBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := exec.Request(testTask(), ledger(), trajectory())
+			if tc.req != nil {
+				req = tc.req()
+			}
+			var resp plugin.VerifyResponse
+			if err := conn.Verifier(t).Verify(context.Background(), plugin.HostSet{StateService: tc.state}, req, &resp); err != nil {
+				t.Fatal(err)
+			}
+			if resp.GetFailure().GetKind() != tc.kind || resp.GetFailure().GetMessage() == "" {
+				t.Errorf("failure = %v, want kind %s", resp.GetFailure(), tc.kind)
+			}
+			if resp.GetScore() != 0 || len(resp.GetCheckpoints()) != 0 {
+				t.Errorf("a failure carries a score: %v", &resp)
+			}
+			res, err := exec.Decode(&resp)
+			var fe *exec.FailureError
+			if !errors.As(err, &fe) || fe.Kind != tc.kind || res != nil {
+				t.Errorf("Decode = %v, %v; want FailureError %s", res, err, tc.kind)
+			}
+		})
+	}
+}
+
+func TestRequestAndDescribe(t *testing.T) {
+	req, err := exec.Request(testTask(), ledger(), trajectory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk task.Task
+	if err := json.Unmarshal([]byte(req.GetTask()), &tk); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(testTask(), &tk); d != "" {
+		t.Errorf("task round trip (-want +got):\n%s", d)
+	}
+	wantLedger := `{"index":0,"tool":"cancel_order","arguments":{"order_id":9007199254740993},"rows_changed":1}` + "\n"
+	if req.GetLedger() != wantLedger {
+		t.Errorf("ledger = %q, want %q", req.GetLedger(), wantLedger)
+	}
+	lc, err := exec.ParseLedger(req.GetLedger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(ledger(), lc); d != "" {
+		t.Errorf("ledger round trip (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(trajectory(), req.GetTrajectory(), protocmp.Transform()); d != "" {
+		t.Errorf("trajectory (-want +got):\n%s", d)
+	}
+	if _, err := exec.Request(nil, nil, nil); err == nil {
+		t.Error("Request(nil task) succeeded")
+	}
+
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	var d plugin.DescribeResponse
+	if err := conn.Verifier(t).Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.GetName() != "exec" || d.GetVersion() != exec.Version {
+		t.Errorf("Describe = %v", &d)
+	}
+}
+
+func TestDecodeBadEvidence(t *testing.T) {
+	_, err := exec.Decode(&plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "a", Evidence: "not json"}}})
+	if err == nil {
+		t.Error("Decode accepted evidence that is not JSON")
+	}
+}
