@@ -35,8 +35,8 @@
 // "error" when the plugin method returned an error), or with the caller's
 // context error.
 //
-// HostSet and the func adapters (ModelFunc, EnvFuncs, UserFunc, StateFunc)
-// build a Host from parts. Package plugintest runs plugins in process
+// HostSet and the func adapters (ModelFunc, EnvFuncs, UserFunc, StateFunc,
+// StateFuncs) build a Host from parts. Package plugintest runs plugins in process
 // against fake host services.
 //
 // # Wire encoding of errors
