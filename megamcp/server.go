@@ -45,6 +45,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics, if non-nil, is updated by the server (see NewMetrics).
 	Metrics *Metrics
+	// Inject, if set, is called before every module call with the
+	// session id, the module and tool names and the call's sequence number;
+	// a non-nil error fails the call as a module trap (a *module.CallError
+	// of kind module.ErrTrap carrying the error's text), recorded in the
+	// ledger like a real one. It exists for fault-injection tests of the
+	// layers above (infrastructure-failure handling, attribution); leave it
+	// nil in production.
+	Inject func(session, module, tool string, seq uint64) error
 }
 
 // Server holds the sessions of one weft serve process: loaded modules

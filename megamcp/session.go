@@ -344,9 +344,16 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	} else {
 		gt := ss.group.tools[ti]
 		rec.Module, rec.Tool = gt.Module, gt.Tool.Name
-		ss.ms.Log, ss.ms.Progress = req.Log, req.Progress
-		res, callErr = gt.mod.mod.Call(ctx, ss.ms, gt.Tool.Name, args)
-		ss.ms.Log, ss.ms.Progress = nil, nil
+		if inj := ss.srv.cfg.Inject; inj != nil {
+			if err := inj(ss.id, gt.Module, gt.Tool.Name, rec.Seq); err != nil {
+				callErr = &module.CallError{Tool: gt.Tool.Name, Kind: module.ErrTrap, Message: "injected fault: " + err.Error()}
+			}
+		}
+		if callErr == nil {
+			ss.ms.Log, ss.ms.Progress = req.Log, req.Progress
+			res, callErr = gt.mod.mod.Call(ctx, ss.ms, gt.Tool.Name, args)
+			ss.ms.Log, ss.ms.Progress = nil, nil
+		}
 	}
 	// A refused call (unknown tool, invalid arguments) is the policy's
 	// mistake: an isError result the model can read and correct.
