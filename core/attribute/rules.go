@@ -84,16 +84,26 @@ func moduleFailure(_ context.Context, ep *episode, tg *target) (finding, bool, e
 	return finding{Evidence: ev, Revise: "module:" + ep.module(c.Tool) + "/tool:" + c.Tool}, true, nil
 }
 
-// referenceFailure (task): the reference replay from the initial state has
-// a call of the checkpoint's atomic task (for Overall, of any) that
-// answered with an error or failed (ErrorKind set). The task's reference or
-// initial state is wrong, so the agent could not have succeeded either.
+// referenceFailure (task): in the reference replay from the initial state,
+// the action of the checkpoint's atomic task (for Overall, of any atomic
+// task) answered with an error or failed (ErrorKind set). The action is the
+// atomic task's last reference call; the reads before it may fail on
+// purpose (a gold solution can look up a wrong id first), so their errors
+// do not count. The task's reference or initial state is wrong, so the
+// agent could not have succeeded either.
 func referenceFailure(_ context.Context, ep *episode, tg *target) (finding, bool, error) {
+	last := map[string]int{}
+	for _, a := range ep.in.Task.Atomic {
+		last[a.ID] = len(a.Reference) - 1
+	}
 	for _, c := range ep.in.Reference.Calls {
 		if tg.atomic != nil && c.Atomic != tg.atomic.ID {
 			continue
 		}
 		if !c.IsError && c.ErrorKind == "" {
+			continue
+		}
+		if i, ok := last[c.Atomic]; ok && c.Index != i && c.ErrorKind == "" {
 			continue
 		}
 		how := "answered with an error"
