@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weft-dev/weft/core/module"
@@ -53,6 +54,15 @@ var (
 	fixClose    []func()
 )
 
+// inject is the shared server's fault injector (megamcp.Config.Inject);
+// tests that set it do not run in parallel and reset it.
+var inject atomic.Pointer[func(session, module, tool string, seq uint64) error]
+
+func setInject(t testing.TB, f func(session, module, tool string, seq uint64) error) {
+	inject.Store(&f)
+	t.Cleanup(func() { inject.Store(nil) })
+}
+
 func newLauncher(t testing.TB) *host.Launcher {
 	fixture(t)
 	return fixLauncher
@@ -97,7 +107,13 @@ func fixture(t testing.TB) {
 			return
 		}
 		fixClose = append(fixClose, func() { rt.Close(ctx) })
-		fixServer, fixErr = megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: reg, CheckpointInterval: -1})
+		fixServer, fixErr = megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: reg, CheckpointInterval: -1,
+			Inject: func(session, module, tool string, seq uint64) error {
+				if f := inject.Load(); f != nil {
+					return (*f)(session, module, tool, seq)
+				}
+				return nil
+			}})
 		if fixErr != nil {
 			return
 		}

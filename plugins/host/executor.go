@@ -1,0 +1,413 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/weft-dev/weft/core/attribute"
+	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/rollout"
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/plugins/attributor/rules"
+	"github.com/weft-dev/weft/plugins/verifier"
+	"github.com/weft-dev/weft/plugins/verifier/exec"
+	"github.com/weft-dev/weft/sdk/plugin"
+)
+
+// Executor runs rollout jobs (core/rollout.Executor): per job it opens a
+// MegaMCP session from the task's initial state, runs the job's harness
+// with the job's policy and the view's user, verifies the episode
+// server-side (the verifier sees the initial, final and reference states and
+// the ledger; the agent never does) and attributes failed checkpoints.
+//
+// Infrastructure failures are returned as *rollout.InfraError, never as a
+// score: a plugin process that died ("plugin_exited", retryable), a host
+// service failure the harness reported (its Failure kind, e.g.
+// "model_unavailable", "env_trap"; retryable), a harness that refused the
+// request ("harness", not retryable), a verifier or attributor that could not
+// read its evidence ("verifier", "attributor"; retryable), a reference replay
+// that could not run ("reference"; retryable).
+//
+// The reference solution of a task is replayed once per task (cached) on a
+// session of its own: the states after each atomic task's reference calls
+// are the verifier's ReferenceAfter(k) and the report of its calls is the
+// attributor's ReferenceReport.
+type Executor struct {
+	Server   *megamcp.Server
+	Launcher *Launcher
+	// Harness resolves a job's harness; nil = Launcher.Builtin(name).
+	Harness func(ctx context.Context, name string) (plugin.Harness, error)
+	// Policy builds the policy of a job (e.g. a scripted policy for the
+	// job's task and view, or a shared model.Client).
+	Policy func(job rollout.Job) (model.Policy, error)
+	// SystemPrompt is the domain policy the harness puts in its system
+	// prompt, per task.
+	SystemPrompt func(t *task.Task) string
+	// Limits of every episode (nil = none).
+	Limits *plugin.Limits
+	// Settings maps a harness name to its settings JSON.
+	Settings map[string]string
+	// UserOptions configure the views' users.
+	UserOptions task.UserOptions
+	// Verifier scores episodes; nil = the built-in exec verifier in process.
+	Verifier plugin.Verifier
+	// Attributor attributes failed checkpoints; nil = the built-in rules
+	// attributor in process.
+	Attributor plugin.Attributor
+	// Modules overrides the modules an episode's session is made of (nil =
+	// the task's); the reference replay always uses the task's. Tests plant
+	// environment faults with it (a broken module version).
+	Modules func(job rollout.Job) []string
+	// OnSession, if set, is called with each episode's session id when it
+	// is created (tests use it to plant faults in one episode).
+	OnSession func(job rollout.Job, attempt int, session string)
+
+	mu   sync.Mutex
+	refs map[string]*referenceRun
+}
+
+type referenceRun struct {
+	once     sync.Once
+	versions map[string]*state.Version // verify.ReferenceAfter(k), verify.Reference
+	report   attribute.ReferenceReport
+	modules  map[string]string // tool -> module
+	err      error
+}
+
+// Execute implements rollout.Executor.
+func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*rollout.Outcome, error) {
+	t := job.Task
+	ref, err := e.reference(ctx, t)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "reference", Message: err.Error(), Retryable: true}
+	}
+	user, err := task.NewUser(t, job.View, e.UserOptions)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "task", Message: err.Error()}
+	}
+	pol, err := e.Policy(job)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "policy", Message: err.Error()}
+	}
+	h, err := e.harness(ctx, job.Harness)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "plugin_start", Message: err.Error(), Retryable: true}
+	}
+	mods := t.Modules
+	if e.Modules != nil {
+		mods = e.Modules(job)
+	}
+	info, err := e.Server.Create(ctx, megamcp.CreateOptions{Modules: mods, Version: t.InitialVersion, Seed: job.Seed})
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+	}
+	out := &rollout.Outcome{Session: info.ID, Ledger: "session:" + info.ID}
+	if e.OnSession != nil {
+		e.OnSession(job, attempt, info.ID)
+	}
+	defer e.Server.Delete(info.ID, 0)
+	initial, err := e.Server.Current(info.ID)
+	if err != nil {
+		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+	}
+	prompt := ""
+	if e.SystemPrompt != nil {
+		prompt = e.SystemPrompt(t)
+	}
+	res, err := Run(ctx, h, &Episode{ID: info.ID, TaskID: t.ID, SystemPrompt: prompt, Limits: e.Limits,
+		Settings: e.Settings[job.Harness], Seed: job.Seed, Policy: pol, User: &viewUser{u: user},
+		Server: e.Server, Session: info.ID})
+	if err != nil {
+		var pe *plugin.PluginError
+		switch {
+		case ctx.Err() != nil:
+			return out, ctx.Err()
+		case errors.As(err, &pe):
+			return out, &rollout.InfraError{Kind: "plugin_" + pe.Kind, Message: err.Error(), Retryable: pe.Kind != "error"}
+		default:
+			return out, &rollout.InfraError{Kind: "harness", Message: err.Error()}
+		}
+	}
+	tr := res.Trajectory
+	if tr != nil {
+		out.Termination = tr.Termination
+		out.Turns = len(tr.Turns)
+		out.ToolCalls = int(tr.ToolCalls)
+		if b, err := json.Marshal(tr); err == nil {
+			out.Trajectory = b
+		}
+	}
+	if res.Failure != nil {
+		out.Attributions = e.infraAttribution(info.ID, res.Failure)
+		return out, &rollout.InfraError{Kind: res.Failure.Kind, Message: res.Failure.Message, Retryable: true}
+	}
+	final, err := e.Server.Current(info.ID)
+	if err != nil {
+		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+	}
+	ledger, err := e.ledger(info.ID)
+	if err != nil {
+		return out, &rollout.InfraError{Kind: "ledger", Message: err.Error(), Retryable: true}
+	}
+	versions := map[string]*state.Version{verify.Initial: initial, verify.Final: final}
+	for k, v := range ref.versions {
+		versions[k] = v
+	}
+	ev := verify.NewStateEvidence(versions)
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
+
+	vreq, err := exec.Request(t, ledger, tr)
+	if err != nil {
+		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+	}
+	vreq.EpisodeId = info.ID
+	var vresp plugin.VerifyResponse
+	vf := e.Verifier
+	if vf == nil {
+		vf = exec.Verifier{}
+	}
+	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
+		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error(), Retryable: true}
+	}
+	if vresp.Failure != nil {
+		return out, &rollout.InfraError{Kind: "verifier_" + vresp.Failure.Kind, Message: vresp.Failure.Message, Retryable: true}
+	}
+	vr, err := exec.Decode(&vresp)
+	if err != nil {
+		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+	}
+	score := vr.Score
+	out.Score = &score
+	out.Checkpoints = vr.Checkpoints
+
+	if score < 1 {
+		in := attribute.Input{Task: t, Result: vr, Ledger: ledger, Reference: ref.report,
+			Messages: toUserMessages(tr), Modules: ref.modules}
+		areq, err := rules.Request(info.ID, in)
+		if err != nil {
+			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error()}
+		}
+		var aresp plugin.AttributeResponse
+		at := e.Attributor
+		if at == nil {
+			at = rules.New()
+		}
+		if err := at.Attribute(ctx, host, areq, &aresp); err != nil {
+			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error(), Retryable: true}
+		}
+		if aresp.Failure != nil {
+			return out, &rollout.InfraError{Kind: "attributor_" + aresp.Failure.Kind, Message: aresp.Failure.Message, Retryable: true}
+		}
+		if b, err := json.Marshal(rules.Attributions(&aresp)); err == nil {
+			out.Attributions = b
+		}
+	}
+	return out, nil
+}
+
+// moduleFailures are the ledger error kinds of a module that failed on a
+// call (as opposed to a call refused before the module ran).
+var moduleFailures = map[string]bool{"trap": true, "deadline": true, "memory_limit": true, "malformed_output": true, "internal": true}
+
+// infraAttribution blames the environment for an episode that ended on a
+// module failure: the episode is not scored (an infrastructure failure),
+// but the failing module and tool are named so the component can be
+// revised. Nil for other failures.
+func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawMessage {
+	if !strings.HasPrefix(f.Kind, "env_") {
+		return nil
+	}
+	ledger, err := e.Server.Ledger(session, 0, 1<<20)
+	if err != nil {
+		return nil
+	}
+	for i := len(ledger) - 1; i >= 0; i-- {
+		r := ledger[i]
+		if r.Kind != megamcp.KindCall || r.Error == nil || !moduleFailures[r.Error.Kind] {
+			continue
+		}
+		b, _ := json.Marshal([]attribute.Attribution{{
+			Checkpoint: EpisodeCheckpoint,
+			Class:      attribute.ClassEnvironment,
+			Evidence:   fmt.Sprintf("ledger call #%d %s failed in module %s (%s): %s; the episode ended as an infrastructure failure (%s), not a score", r.Index, r.Tool, r.Module, r.Error.Kind, r.Error.Message, f.Kind),
+			Revise:     "module:" + r.Module + "/tool:" + r.Tool,
+		}})
+		return b
+	}
+	return nil
+}
+
+// EpisodeCheckpoint names the whole episode in the attribution of an
+// episode that ended on an infrastructure failure (it has no checkpoints).
+const EpisodeCheckpoint = "episode"
+
+func (e *Executor) harness(ctx context.Context, name string) (plugin.Harness, error) {
+	if e.Harness != nil {
+		return e.Harness(ctx, name)
+	}
+	return e.Launcher.Builtin(ctx, name)
+}
+
+// ledger reads the session's tool-call records as verify.LedgerCalls.
+func (e *Executor) ledger(id string) ([]verify.LedgerCall, error) {
+	var out []verify.LedgerCall
+	for from := uint64(0); ; {
+		recs, err := e.Server.Ledger(id, from, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if r.Kind != megamcp.KindCall {
+				continue
+			}
+			out = append(out, LedgerCall(r))
+		}
+		if len(recs) < 1000 {
+			return out, nil
+		}
+		from = recs[len(recs)-1].Index + 1
+	}
+}
+
+// LedgerCall converts a ledger call record.
+func LedgerCall(r megamcp.Record) verify.LedgerCall {
+	lc := verify.LedgerCall{Index: r.Index, Tool: r.Tool, Arguments: r.Arguments, RowsChanged: r.RowsChanged}
+	if r.Error != nil {
+		lc.ErrorKind = r.Error.Kind
+	}
+	if r.Result != nil {
+		lc.IsError = r.Result.IsError
+		var texts []string
+		for _, c := range r.Result.Content {
+			if c.Type == "text" {
+				texts = append(texts, c.Text)
+			}
+		}
+		lc.Output = strings.Join(texts, "\n")
+	}
+	return lc
+}
+
+// reference replays t's reference solution once (per task id) on a session
+// of the task's modules.
+func (e *Executor) reference(ctx context.Context, t *task.Task) (*referenceRun, error) {
+	e.mu.Lock()
+	if e.refs == nil {
+		e.refs = map[string]*referenceRun{}
+	}
+	r := e.refs[t.ID]
+	if r == nil {
+		r = &referenceRun{}
+		e.refs[t.ID] = r
+	}
+	e.mu.Unlock()
+	r.once.Do(func() { r.err = e.replay(ctx, t, r) })
+	if r.err != nil {
+		// Let a later attempt try again (the failure may be transient).
+		e.mu.Lock()
+		if e.refs[t.ID] == r {
+			delete(e.refs, t.ID)
+		}
+		e.mu.Unlock()
+	}
+	return r, r.err
+}
+
+func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) error {
+	info, err := e.Server.Create(ctx, megamcp.CreateOptions{Modules: t.Modules, Version: t.InitialVersion})
+	if err != nil {
+		return fmt.Errorf("reference of task %s: %w", t.ID, err)
+	}
+	defer e.Server.Delete(info.ID, 0)
+	ss, err := e.Server.Session(info.ID)
+	if err != nil {
+		return err
+	}
+	r.modules = map[string]string{}
+	for _, gt := range ss.Group().Tools() {
+		r.modules[gt.Name] = gt.Module
+	}
+	r.versions = map[string]*state.Version{}
+	v, err := e.Server.Current(info.ID)
+	if err != nil {
+		return err
+	}
+	r.versions[verify.ReferenceAfter(0)] = v
+	for k, a := range t.Atomic {
+		for i, c := range a.Reference {
+			rc := attribute.ReferenceCall{Atomic: a.ID, Index: i, Tool: c.Tool}
+			res, err := e.Server.Call(ctx, info.ID, megamcp.CallRequest{Tool: c.Tool, Arguments: c.Arguments})
+			if err != nil {
+				if kind := megamcp.ErrorKind(err); kind != "" && kind != "no_such_session" && kind != "closed" && ctx.Err() == nil {
+					// The module failed on the reference call: the task's
+					// (or the module's) fault, recorded for attribution.
+					rc.ErrorKind, rc.Output = kind, err.Error()
+					r.report.Calls = append(r.report.Calls, rc)
+					continue
+				}
+				return fmt.Errorf("reference of task %s, atomic %s, call %d (%s): %w", t.ID, a.ID, i, c.Tool, err)
+			}
+			rc.IsError = res.Result.IsError
+			rc.RowsChanged = res.RowsChanged
+			var texts []string
+			for _, ct := range res.Result.Content {
+				if ct.Type == "text" {
+					texts = append(texts, ct.Text)
+				}
+			}
+			rc.Output = strings.Join(texts, "\n")
+			r.report.Calls = append(r.report.Calls, rc)
+		}
+		v, err := e.Server.Current(info.ID)
+		if err != nil {
+			return err
+		}
+		r.versions[verify.ReferenceAfter(k+1)] = v
+	}
+	v, err = e.Server.Current(info.ID)
+	if err != nil {
+		return err
+	}
+	r.versions[verify.Reference] = v
+	return nil
+}
+
+// viewUser serves a core/task view as the plugin User service: the agent's
+// messages to the user are the canonical assistant messages without tool
+// calls.
+type viewUser struct{ u task.User }
+
+func (v *viewUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plugin.UserResponse) error {
+	var toUser []string
+	for _, m := range req.Messages {
+		if m.Role == plugin.RoleAssistant && len(m.ToolCalls) == 0 {
+			toUser = append(toUser, m.Content)
+		}
+	}
+	content, done, err := v.u.Next(ctx, toUser)
+	if err != nil {
+		return &plugin.HostError{Service: "user", Kind: "internal", Message: err.Error()}
+	}
+	resp.Content, resp.Done = content, done
+	return nil
+}
+
+func toUserMessages(tr *plugin.Trajectory) []string {
+	if tr == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range tr.Messages {
+		if m.Role == plugin.RoleAssistant && len(m.ToolCalls) == 0 && m.Content != "" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
