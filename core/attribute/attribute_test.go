@@ -122,7 +122,7 @@ func TestAttributeRules(t *testing.T) {
 		{
 			name: "task: the reference call fails from the initial state",
 			in: Input{Result: result(cp("a1", missingW1)), Reference: refFail(),
-				Ledger: []verify.LedgerCall{call(0, "get_order", "#W1"), {Index: 1, Tool: "cancel_order", Arguments: args("#W1"), IsError: true, Output: "order #W1 not found"}},
+				Ledger:   []verify.LedgerCall{call(0, "get_order", "#W1"), {Index: 1, Tool: "cancel_order", Arguments: args("#W1"), IsError: true, Output: "order #W1 not found"}},
 				Evidence: f.evidence(f.v0)},
 			want: []want{{ClassTask, "task:t1/atomic:a1", []string{"reference call 1 of atomic task a1 (cancel_order) answered with an error", "not found"}}},
 		},
@@ -198,7 +198,7 @@ func TestAttributeRules(t *testing.T) {
 		},
 		{
 			name: "no evidence: missing rows cannot be contradicted",
-			in: Input{Result: result(cp("a1", missingW1)), Reference: cleanReference(f.task), Ledger: good},
+			in:   Input{Result: result(cp("a1", missingW1)), Reference: cleanReference(f.task), Ledger: good},
 			want: []want{{ClassPolicy, "policy", nil}},
 		},
 		{

@@ -232,7 +232,9 @@ func TestPluginOverGRPC(t *testing.T) {
 
 	// A State service that fails otherwise: the response carries a failure.
 	broken := stateService(t, versions, &diffs)
-	broken.OnDiff = func(context.Context, *plugin.DiffRequest, *plugin.DiffResponse) error { return errors.New("disk on fire") }
+	broken.OnDiff = func(context.Context, *plugin.DiffRequest, *plugin.DiffResponse) error {
+		return errors.New("disk on fire")
+	}
 	resp.Reset()
 	if err := ac.Attribute(ctx, plugin.HostSet{StateService: broken}, req, &resp); err != nil {
 		t.Fatal(err)
