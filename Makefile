@@ -126,6 +126,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzImportDelta$$' -fuzztime $(FUZZTIME) ./core/state
 	$(GO) test -run '^$$' -fuzz '^FuzzReadFrames$$' -fuzztime $(FUZZTIME) ./megamcp
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadTau2$$' -fuzztime $(FUZZTIME) ./core/task
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./core/task
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeResponse$$' -fuzztime $(FUZZTIME) ./core/model
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/react
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/hermes
