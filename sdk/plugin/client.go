@@ -72,12 +72,25 @@ type StartConfig struct {
 	Logger *slog.Logger
 	// StartTimeout bounds the handshake; default 1 minute.
 	StartTimeout time.Duration
+	// Name names the plugin in errors and logs (e.g. "builtin:react");
+	// default the base name of Cmd.Path.
+	Name string
 }
+
+// waitDelay is the exec.Cmd.WaitDelay Start sets when Cmd has none: how
+// long Wait waits for the plugin's stdout and stderr to close once the
+// process has exited.
+const waitDelay = 2 * time.Second
+
+// groupKillAfter bounds how long Kill waits for go-plugin's kill before it
+// kills the plugin's process group where it cannot see the leader exit.
+const groupKillAfter = 3 * time.Second
 
 // Client is a running plugin process. Its methods are safe for concurrent
 // use.
 type Client struct {
 	name  string
+	pid   int // process group leader
 	gp    *goplugin.Client
 	proto goplugin.ClientProtocol
 	sh    *shared
@@ -100,7 +113,10 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 	if cfg.Cmd == nil {
 		return nil, errors.New("weft plugin: StartConfig.Cmd is nil")
 	}
-	name := filepath.Base(cfg.Cmd.Path)
+	name := cfg.Name
+	if name == "" {
+		name = filepath.Base(cfg.Cmd.Path)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("weft plugin %s: start: %w", name, err)
 	}
@@ -108,13 +124,24 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	logName := "plugin"
+	if cfg.Name != "" {
+		logName = cfg.Name
+	}
+	if cfg.Cmd.WaitDelay == 0 {
+		cfg.Cmd.WaitDelay = waitDelay
+	}
+	// A process group of its own lets Kill reach the children the plugin
+	// leaves behind: they hold its stdout and stderr, and go-plugin's Kill
+	// waits for those to close.
+	setProcessGroup(cfg.Cmd)
 	sh := newShared()
 	gp := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: newPluginSet(sh, nil)},
 		Cmd:              cfg.Cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           newHCLogger(logger, "plugin"),
+		Logger:           newHCLogger(logger, logName),
 		StartTimeout:     cfg.StartTimeout,
 	})
 	type result struct {
@@ -130,8 +157,9 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		gp.Kill()
+		killProcess(gp, cfg.Cmd)
 		<-ch
+		killProcess(gp, cfg.Cmd)
 		return nil, fmt.Errorf("weft plugin %s: start: %w", name, ctx.Err())
 	}
 	if r.err != nil {
@@ -143,10 +171,10 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 		} else if strings.Contains(msg, "timeout while waiting") {
 			kind = "unavailable"
 		}
-		gp.Kill()
+		killProcess(gp, cfg.Cmd)
 		return nil, &PluginError{Plugin: name, Kind: kind, Err: fmt.Errorf("start %s: %w (a weft plugin calls plugin.Serve from main)", cfg.Cmd.Path, r.err)}
 	}
-	return &Client{name: name, gp: gp, proto: r.proto, sh: sh, disp: map[string]any{}}, nil
+	return &Client{name: name, pid: pidOf(cfg.Cmd), gp: gp, proto: r.proto, sh: sh, disp: map[string]any{}}, nil
 }
 
 func (c *Client) dispense(kind string) (any, error) {
@@ -207,7 +235,55 @@ func (c *Client) Attributor() (*AttributorClient, error) {
 // ErrPluginExited.
 func (c *Client) Kill() {
 	c.killed.Store(true)
-	c.gp.Kill()
+	killGP(c.gp, c.pid)
+}
+
+// pidOf returns the pid of cmd's process, 0 when not started.
+func pidOf(cmd *exec.Cmd) int {
+	if cmd.Process == nil {
+		return 0
+	}
+	return cmd.Process.Pid
+}
+
+// killProcess is killGP for a command that may not have started.
+func killProcess(gp *goplugin.Client, cmd *exec.Cmd) { killGP(gp, pidOf(cmd)) }
+
+// killGP runs go-plugin's Kill and kills the process group of pid (the
+// plugin's, see setProcessGroup) so that children the plugin left behind
+// die too. go-plugin's Kill waits for the plugin's stdout and stderr to
+// close, which a child holding them delays forever: the group is killed
+// as soon as the plugin process itself has exited (or after
+// groupKillAfter where that cannot be seen), then once more when Kill has
+// returned.
+func killGP(gp *goplugin.Client, pid int) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gp.Kill()
+	}()
+	if pid > 0 {
+		deadline := time.After(groupKillAfter)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-deadline:
+				killGroup(pid)
+				break wait
+			case <-tick.C:
+				if leaderGone(pid) {
+					killGroup(pid)
+					break wait
+				}
+			}
+		}
+	}
+	<-done
+	killGroup(pid)
 }
 
 // Pid returns the plugin process's id (0 when unknown).
