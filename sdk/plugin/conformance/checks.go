@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -678,6 +679,12 @@ func (r *runner) settings(ctx context.Context, p *problems) string {
 		p.add("RunEpisode did not return with an unknown setting")
 		return ""
 	}
+	if ep.err != nil {
+		if why := notRefusal(ep.err); why != "" {
+			p.add("with an unknown setting RunEpisode %s: %v", why, ep.err)
+			return ""
+		}
+	}
 	refused := ep.err != nil || ep.resp.Failure != nil
 	how := "ran the episode"
 	switch {
@@ -685,10 +692,6 @@ func (r *runner) settings(ctx context.Context, p *problems) string {
 		how = "returned an error: " + ep.err.Error()
 	case ep.resp.Failure != nil:
 		how = fmt.Sprintf("reported failure %q: %s", ep.resp.Failure.Kind, ep.resp.Failure.Message)
-	}
-	if strings.Contains(how, "panicked") {
-		p.add("RunEpisode %s", how)
-		return ""
 	}
 	if ap, ok := schema["additionalProperties"].(bool); ok && !ap && !refused {
 		p.add("the schema forbids unknown properties, yet the harness %s with one", how)
@@ -701,6 +704,29 @@ func (r *runner) settings(ctx context.Context, p *problems) string {
 		}
 	}
 	return "with an unknown setting the harness " + how
+}
+
+// notRefusal says why err, returned by RunEpisode, is not the harness
+// refusing its settings ("" when it is): only the RunEpisode method's own
+// error refuses (a *plugin.PluginError of Kind "error" across a process,
+// any plain error in process), not a crash, a broken connection, a
+// timeout, a panic or a host service's failure passed on.
+func notRefusal(err error) string {
+	var pe *plugin.PluginError
+	var he *plugin.HostError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out instead of refusing it"
+	case errors.Is(err, context.Canceled):
+		return "was canceled instead of refusing it"
+	case errors.As(err, &pe) && pe.Kind != "error":
+		return fmt.Sprintf("failed (%s) instead of refusing it", pe.Kind)
+	case errors.As(err, &he):
+		return "returned a host service's failure instead of refusing it"
+	case strings.HasPrefix(err.Error(), "panicked: "):
+		return "panicked instead of refusing it"
+	}
+	return ""
 }
 
 func (r *runner) formatError(ctx context.Context, p *problems) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/plugintest"
@@ -256,5 +257,69 @@ func TestOverGRPC(t *testing.T) {
 	rep := RunHarness(t.Context(), hc, Options{})
 	if got := failedChecks(rep); !slices.Equal(got, []string{CheckModelFailure, CheckEnvFailure}) {
 		t.Errorf("host-error-returning harness over gRPC failed %v\n%s", got, rep)
+	}
+}
+
+// settingsBreaker refuses nothing: on the unknown setting of the settings
+// check it returns err (a crash or a timeout seen from the host) instead.
+type settingsBreaker struct {
+	testHarness
+	fail func(ctx context.Context) error
+}
+
+func (h *settingsBreaker) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
+	if strings.Contains(req.GetSettings(), "conformance_unknown_setting") {
+		return h.fail(ctx)
+	}
+	return h.testHarness.RunEpisode(ctx, host, req, resp)
+}
+
+// A crash or a timeout on the unknown setting is not a refusal: the
+// settings check fails with that reason, while the method's own error
+// still refuses.
+func TestSettingsCrashIsNotRefusal(t *testing.T) {
+	t.Parallel()
+	closed := `{"type":"object","additionalProperties":false}`
+	cases := []struct {
+		name string
+		fail func(ctx context.Context) error
+		want string
+	}{
+		{"crash", func(context.Context) error {
+			return &plugin.PluginError{Plugin: "harness", Kind: "exited", Err: plugin.ErrPluginExited}
+		}, "with an unknown setting RunEpisode failed (exited) instead of refusing it: weft plugin harness: exited: plugin process exited"},
+		{"broken connection", func(context.Context) error {
+			return &plugin.PluginError{Plugin: "harness", Kind: "unavailable", Err: fmt.Errorf("connection reset")}
+		}, "with an unknown setting RunEpisode failed (unavailable) instead of refusing it"},
+		{"timeout", func(ctx context.Context) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, "with an unknown setting RunEpisode timed out instead of refusing it: context deadline exceeded"},
+		{"remote timeout", func(ctx context.Context) error {
+			return &plugin.PluginError{Plugin: "harness", Kind: "error", Err: fmt.Errorf("deadline: %w", context.DeadlineExceeded)}
+		}, "timed out instead of refusing it"},
+		{"panic", func(context.Context) error { panic("boom") }, "panicked instead of refusing it: panicked: boom"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := &settingsBreaker{testHarness{format: plugin.FormatNative, schema: closed}, c.fail}
+			rep := RunHarness(t.Context(), h, Options{Timeout: 2 * time.Second})
+			if got := failedChecks(rep); !slices.Equal(got, []string{CheckSettings}) {
+				t.Fatalf("failed %v, want [settings]\n%s", got, rep)
+			}
+			for _, ch := range rep.Checks {
+				if ch.Name == CheckSettings && !strings.Contains(ch.Detail, c.want) {
+					t.Errorf("settings detail %q, want it to hold %q", ch.Detail, c.want)
+				}
+			}
+		})
+	}
+	// The plugin method's own error across the wire still refuses.
+	refusing := &settingsBreaker{testHarness{format: plugin.FormatNative, schema: closed}, func(context.Context) error {
+		return &plugin.PluginError{Plugin: "harness", Kind: "error", Err: fmt.Errorf("settings: unknown property")}
+	}}
+	if rep := RunHarness(t.Context(), refusing, Options{}); !rep.Passed() {
+		t.Errorf("a PluginError of Kind error is a refusal:\n%s", rep)
 	}
 }
