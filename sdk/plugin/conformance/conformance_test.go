@@ -166,12 +166,22 @@ func TestCustomFormat(t *testing.T) {
 	if !rep.Passed() {
 		t.Fatalf("custom format with a codec:\n%s", rep)
 	}
+	// Without a codec the harness is not at fault: describe passes with a
+	// note and every episode check is skipped, saying why.
 	rep = RunHarness(t.Context(), h, Options{})
-	if got := failedChecks(rep); !slices.Equal(got, []string{CheckDescribe}) {
-		t.Errorf("without a codec failed %v, want [describe]", got)
+	if got := failedChecks(rep); len(got) != 0 {
+		t.Errorf("without a codec failed %v, want none", got)
 	}
-	if got := skippedChecks(rep); len(got) != len(allChecks)-1 {
-		t.Errorf("without a codec skipped %v, want every episode check", got)
+	if d := rep.Checks[0]; !d.Passed || !strings.Contains(d.Detail, "custom format: episode checks need Options.Model") {
+		t.Errorf("without a codec describe = %+v, want passed with the custom-format note", d)
+	}
+	if got := skippedChecks(rep); !slices.Equal(got, allChecks[1:]) {
+		t.Errorf("without a codec skipped %v, want every episode check %v", got, allChecks[1:])
+	}
+	for _, c := range rep.Checks[1:] {
+		if !strings.HasPrefix(c.Detail, "custom format: episode checks need Options.Model") {
+			t.Errorf("check %s skipped with %q, want the custom-format reason", c.Name, c.Detail)
+		}
 	}
 }
 
