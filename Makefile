@@ -40,8 +40,14 @@ help:
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
 
+# Volume tests (hundreds of episodes: every tau2-retail task per harness and
+# view, the attribution accuracy run) skip under -race and run here without
+# it; the concurrency they use is covered under -race by smaller tests.
+VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttributionAccuracy
+
 test:
 	$(GO) test $(TEST_FLAGS) ./...
+	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(MAKE) module-test
 	$(MAKE) mcp-test
 

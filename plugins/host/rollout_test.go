@@ -68,6 +68,15 @@ func scriptedExecutor(t testing.TB, script func(job rollout.Job, s scripted.Scri
 	}
 }
 
+// skipVolumeUnderRace skips a volume test under -race: make test runs the
+// volume tests without the race detector in a step of their own
+// (VOLUME_TESTS in the Makefile).
+func skipVolumeUnderRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("volume test: `make test` runs it without -race (VOLUME_TESTS)")
+	}
+}
+
 func jobsFor(tasks []*task.Task, views, harnesses []string) []rollout.Job {
 	var jobs []rollout.Job
 	for _, tk := range tasks {
@@ -107,6 +116,7 @@ func failed(o *rollout.Outcome) []string {
 // faults: every one of the 684 episodes is verified server-side with R = 1
 // and no infrastructure failure.
 func TestRolloutAllTasksBothViews(t *testing.T) {
+	skipVolumeUnderRace(t)
 	tasks := retailWeftTasks(t)
 	if len(tasks) != 114 {
 		t.Fatalf("%d tasks", len(tasks))
@@ -282,6 +292,7 @@ func cloneTask(tk *task.Task) *task.Task {
 //
 // Accuracy must be >= 95 % overall and per class.
 func TestAttributionAccuracy(t *testing.T) {
+	skipVolumeUnderRace(t)
 	var subjects []*task.Task
 	for _, tk := range retailWeftTasks(t) {
 		n := len(tk.Atomic)

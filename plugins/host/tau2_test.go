@@ -50,6 +50,7 @@ func runTask(t testing.TB, srv *megamcp.Server, h plugin.Harness, tk *task.Tau2T
 // replay's, and the last message to the user carries every
 // communicate_info string.
 func TestTau2RetailAllTasks(t *testing.T) {
+	skipVolumeUnderRace(t)
 	tasks, policy := retailTasks(t)
 	if len(tasks) != 114 {
 		t.Fatalf("%d tasks, want 114", len(tasks))
