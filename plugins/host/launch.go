@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 
 	"github.com/weft-dev/weft/plugins/builtin"
@@ -46,13 +47,45 @@ type Launcher struct {
 	// Logger receives the plugins' logs; nil discards them.
 	Logger *slog.Logger
 
-	mu      sync.Mutex
-	running map[string]*launched
+	mu    sync.Mutex       // guards slots, never held while starting
+	slots map[string]*slot // by key
+}
+
+// slot is one key's process; its own lock serializes starting it, so
+// plugins under different keys start concurrently.
+type slot struct {
+	mu sync.Mutex
+	p  *launched // nil when not running
 }
 
 type launched struct {
 	client  *plugin.Client
 	harness *plugin.HarnessClient
+}
+
+// slot returns key's slot, creating it.
+func (l *Launcher) slot(key string) *slot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.slots == nil {
+		l.slots = map[string]*slot{}
+	}
+	s := l.slots[key]
+	if s == nil {
+		s = &slot{}
+		l.slots[key] = s
+	}
+	return s
+}
+
+// BinaryKey is the key of the process Binary(path, args...) runs:
+// "binary:PATH", followed by each argument quoted when there are any.
+func BinaryKey(path string, args ...string) string {
+	key := "binary:" + path
+	for _, a := range args {
+		key += " " + strconv.Quote(a)
+	}
+	return key
 }
 
 // Builtin returns the running built-in harness name ("react", "hermes",
@@ -69,20 +102,22 @@ func (l *Launcher) Builtin(ctx context.Context, name string) (plugin.Harness, er
 }
 
 // Binary returns the running harness plugin at path (a binary that calls
-// plugin.Serve), starting it if needed.
+// plugin.Serve), starting it if needed. Each distinct args runs its own
+// process.
 func (l *Launcher) Binary(ctx context.Context, path string, args ...string) (plugin.Harness, error) {
-	return l.start(ctx, "binary:"+path, func() (*exec.Cmd, error) { return exec.Command(path, args...), nil })
+	return l.start(ctx, BinaryKey(path, args...), func() (*exec.Cmd, error) { return exec.Command(path, args...), nil })
 }
 
 func (l *Launcher) start(ctx context.Context, key string, mk func() (*exec.Cmd, error)) (plugin.Harness, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if p := l.running[key]; p != nil {
+	s := l.slot(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.p; p != nil {
 		if !p.client.Exited() {
 			return p.harness, nil
 		}
 		p.client.Kill()
-		delete(l.running, key)
+		s.p = nil
 	}
 	cmd, err := mk()
 	if err != nil {
@@ -92,7 +127,9 @@ func (l *Launcher) start(ctx context.Context, key string, mk func() (*exec.Cmd, 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := plugin.Start(ctx, plugin.StartConfig{Cmd: cmd, Logger: logger.With("plugin", key)})
+	// "harness", not "plugin": go-plugin's own records carry a plugin
+	// attribute (the binary's path).
+	c, err := plugin.Start(ctx, plugin.StartConfig{Cmd: cmd, Logger: logger.With("harness", key), Name: key})
 	if err != nil {
 		return nil, fmt.Errorf("starting harness plugin %s: %w", key, err)
 	}
@@ -101,30 +138,40 @@ func (l *Launcher) start(ctx context.Context, key string, mk func() (*exec.Cmd, 
 		c.Kill()
 		return nil, fmt.Errorf("harness plugin %s: %w", key, err)
 	}
-	if l.running == nil {
-		l.running = map[string]*launched{}
-	}
-	l.running[key] = &launched{client: c, harness: h}
+	s.p = &launched{client: c, harness: h}
 	return h, nil
 }
 
-// Kill stops the process of key ("builtin:NAME" or "binary:PATH"), if
-// running (tests use it to crash a plugin mid-episode).
+// Kill stops the process of key ("builtin:NAME" or BinaryKey), if
+// running (tests use it to crash a plugin mid-episode). It waits for a
+// start of key in progress.
 func (l *Launcher) Kill(key string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if p := l.running[key]; p != nil {
-		p.client.Kill()
-		delete(l.running, key)
+	s := l.slots[key]
+	l.mu.Unlock()
+	if s != nil {
+		s.kill()
+	}
+}
+
+func (s *slot) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p != nil {
+		s.p.client.Kill()
+		s.p = nil
 	}
 }
 
 // Close stops every plugin process.
 func (l *Launcher) Close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k, p := range l.running {
-		p.client.Kill()
-		delete(l.running, k)
+	slots := make([]*slot, 0, len(l.slots))
+	for _, s := range l.slots {
+		slots = append(slots, s)
+	}
+	l.mu.Unlock()
+	for _, s := range slots {
+		s.kill()
 	}
 }
