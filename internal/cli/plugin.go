@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -70,7 +71,11 @@ func newPluginListCmd(a *app) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tVERSION\tFORMAT\tCAPABILITIES")
 				for _, h := range out.Harnesses {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", h.Name, h.Version, h.Format, h.Capabilities)
+					caps := strings.Join(h.Capabilities, ", ")
+					if caps == "" {
+						caps = "-"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Name, h.Version, h.Format, caps)
 				}
 				return tw.Flush()
 			})
@@ -94,6 +99,12 @@ limit, host failures and concurrent episodes. Exits 1 when a check fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (builtinName == "") == (len(args) == 0) {
 				return usageErrorf("give a plugin BINARY or --builtin NAME (not both)")
+			}
+			if timeout <= 0 {
+				return usageErrorf("--timeout must be positive (got %s); it bounds the whole run, e.g. --timeout 2m", timeout)
+			}
+			if _, ok := builtin.Harness(builtinName); builtinName != "" && !ok {
+				return usageErrorf("no built-in harness %q (have %s)", builtinName, strings.Join(builtin.Names(), ", "))
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
@@ -123,12 +134,18 @@ limit, host failures and concurrent episodes. Exits 1 when a check fails.`,
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", status, c.Name, c.Detail)
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				pass, fail, skip := tally(rep)
+				_, err := fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", pass, fail, skip)
+				return err
 			}); err != nil {
 				return err
 			}
 			if !rep.Passed() {
-				return fmt.Errorf("the plugin failed %d conformance checks", failed(rep))
+				_, n, _ := tally(rep)
+				return fmt.Errorf("the plugin failed %d conformance %s", n, plural(n, "check", "checks"))
 			}
 			return nil
 		},
@@ -138,14 +155,26 @@ limit, host failures and concurrent episodes. Exits 1 when a check fails.`,
 	return cmd
 }
 
-func failed(rep *conformance.Report) int {
-	n := 0
+// tally counts the passed, failed and skipped checks of rep.
+func tally(rep *conformance.Report) (pass, fail, skip int) {
 	for _, c := range rep.Checks {
-		if !c.Passed && !c.Skipped {
-			n++
+		switch {
+		case c.Skipped:
+			skip++
+		case c.Passed:
+			pass++
+		default:
+			fail++
 		}
 	}
-	return n
+	return pass, fail, skip
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func newPluginServeCmd(a *app) *cobra.Command {

@@ -3,8 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -87,12 +89,51 @@ func TestPluginConformanceErrors(t *testing.T) {
 		t.Errorf("no argument: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = run(t, stamped, "plugin", "conformance", "--builtin", "nope")
-	if code != ExitError || !strings.Contains(stderr, `no built-in harness "nope"`) {
+	if code != ExitUsage || !strings.Contains(stderr, `no built-in harness "nope" (have hermes, native, react)`) {
 		t.Errorf("unknown builtin: exit %d, stderr %q", code, stderr)
+	}
+	for _, d := range []string{"0", "-5s"} {
+		code, _, stderr = run(t, stamped, "plugin", "conformance", "--builtin", "react", "--timeout", d)
+		if code != ExitUsage || !strings.Contains(stderr, "--timeout must be positive") {
+			t.Errorf("--timeout %s: exit %d, stderr %q", d, code, stderr)
+		}
 	}
 	// A binary that is not a weft plugin fails to start, with a clear error.
 	code, _, stderr = run(t, stamped, "plugin", "conformance", "/bin/true")
 	if code != ExitError || !strings.Contains(stderr, "starting harness plugin binary:/bin/true") {
 		t.Errorf("/bin/true: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// The text report ends with a summary line; a plugin that fails one check
+// says so in the singular, and a plugin leaving a child that holds its
+// stdout does not keep weft from exiting.
+func TestPluginConformanceSummary(t *testing.T) {
+	code, stdout, stderr := run(t, stamped, "plugin", "conformance", "--builtin", "react")
+	if code != ExitOK || !strings.HasSuffix(stdout, "\n12 passed, 0 failed, 0 skipped\n") {
+		t.Errorf("react: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	script := filepath.Join(t.TempDir(), "fakehs.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"1|1|tcp|127.0.0.1:1|grpc\"\nsleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stdout, stderr = run(t, stamped, "plugin", "conformance", "--timeout", "5s", script)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("conformance of a plugin with an orphan took %v", d)
+	}
+	if code != ExitError || !strings.HasSuffix(stdout, "\n0 passed, 1 failed, 11 skipped\n") ||
+		!strings.Contains(stderr, "the plugin failed 1 conformance check\n") {
+		t.Errorf("fake handshake: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
+
+func TestPluginListText(t *testing.T) {
+	code, stdout, stderr := run(t, stamped, "plugin", "list")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "[") || !strings.Contains(stdout, "format_feedback, parallel_calls\n") {
+		t.Errorf("capabilities not joined by commas:\n%s", stdout)
 	}
 }
