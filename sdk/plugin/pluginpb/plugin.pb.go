@@ -1908,7 +1908,8 @@ func (x *Trajectory) GetFormatErrors() int32 {
 // a score: the host records it apart and may retry the episode.
 type Failure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "model", "env", "user", "plugin", "deadline", ...
+	// "<service>_<kind>" for a host service's failure (e.g.
+	// "model_unavailable", "env_trap"), "plugin" or "deadline".
 	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
