@@ -71,10 +71,28 @@ func Load(r io.Reader) ([]*Task, error) {
 	if f.Format != Format {
 		return nil, &Error{Field: "format", Err: fmt.Errorf("got %q, want %q", f.Format, Format)}
 	}
+	for _, t := range f.Tasks {
+		normalize(t)
+	}
 	if err := validateAll(f.Tasks); err != nil {
 		return nil, err
 	}
 	return f.Tasks, nil
+}
+
+// normalize fills what the format lets a file leave out: reference-call
+// arguments default to {} (so Save writes an object, not null).
+func normalize(t *Task) {
+	if t == nil {
+		return
+	}
+	for i := range t.Atomic {
+		for j := range t.Atomic[i].Reference {
+			if c := &t.Atomic[i].Reference[j]; len(c.Arguments) == 0 || string(c.Arguments) == "null" {
+				c.Arguments = json.RawMessage("{}")
+			}
+		}
+	}
 }
 
 // LoadFile is Load on the file at path; errors are prefixed with the path.
@@ -249,6 +267,10 @@ func validateChecks(checks []Check, atomic, hasReference bool) *fieldErr {
 		case CheckCommunicate:
 			if strings.TrimSpace(c.Text) == "" {
 				return bad(".text", errors.New("missing"))
+			}
+			if strings.TrimSpace(strings.ReplaceAll(c.Text, ",", "")) == "" {
+				// Commas are ignored when matching: this would match anything.
+				return bad(".text", errors.New("has nothing but commas and spaces (commas are ignored when matching, so it would match every message)"))
 			}
 		case "":
 			return bad(".kind", errors.New("missing"))

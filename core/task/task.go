@@ -42,6 +42,32 @@ const (
 	CheckUnchanged = "unchanged"
 )
 
+// MarshalJSON writes Compare as [] when it is empty but not nil ("compare
+// no arguments"), which omitempty would drop (turning it into nil, "compare
+// all").
+func (c Call) MarshalJSON() ([]byte, error) {
+	type plain Call
+	if c.Compare != nil && len(c.Compare) == 0 {
+		return json.Marshal(struct {
+			plain
+			Compare []string `json:"compare"`
+		}{plain(c), []string{}})
+	}
+	return json.Marshal(plain(c))
+}
+
+// MarshalJSON keeps an empty, non-nil Compare as [] (see Call.MarshalJSON).
+func (c Check) MarshalJSON() ([]byte, error) {
+	type plain Check
+	if c.Compare != nil && len(c.Compare) == 0 {
+		return json.Marshal(struct {
+			plain
+			Compare []string `json:"compare"`
+		}{plain(c), []string{}})
+	}
+	return json.Marshal(plain(c))
+}
+
 // Check is one executable check; a checkpoint passes when all its checks
 // pass.
 type Check struct {
