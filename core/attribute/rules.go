@@ -208,7 +208,8 @@ func missingRowsPresent(ctx context.Context, ep *episode, r verify.CheckResult) 
 // has the reference replay's changes for it: every row the reference
 // added, removed or changed (ReferenceAfter(k-1) -> ReferenceAfter(k); for
 // Overall Initial -> Reference) is added, removed or has the same new
-// values in the diff from Initial to Final.
+// values in the diff from Initial to Final, and the final state has no
+// change beyond the reference's (Reference -> Final is empty).
 func referenceEffectDone(ctx context.Context, ep *episode, tg *target, r verify.CheckResult) (string, bool, error) {
 	var cites []string
 	for _, a := range ep.atomics(tg) {
@@ -243,6 +244,15 @@ func referenceEffectDone(ctx context.Context, ep *episode, tg *target, r verify.
 	if !ok {
 		return "", false, nil
 	}
+	// The reference's effect alone is not enough: a final state with more
+	// changes than the reference (an extra write, a side effect) fails
+	// state_equal and guarding checks rightly, and that is the policy's
+	// doing. The check is contradicted only when the final state is the
+	// reference's.
+	extra, err := ep.diff(ctx, verify.Reference, verify.Final)
+	if err != nil || extra == nil || !extra.Empty() {
+		return "", false, err
+	}
 	return fmt.Sprintf("%s check failed, but %s, and the final state has the reference's %d row change(s) (%s)",
 		r.Kind, strings.Join(cites, ", "), len(rows), strings.Join(rows, ", ")), true, nil
 }
@@ -267,9 +277,11 @@ func textCommunicated(ep *episode, def *task.Check) (string, bool, error) {
 	if def == nil || def.Text == "" {
 		return "", false, nil
 	}
-	want := strings.ToLower(def.Text)
+	// As the verifier matches (tau2): case-insensitive, commas ignored.
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), ",", "") }
+	want := norm(def.Text)
 	for i, m := range ep.in.Messages {
-		if strings.Contains(strings.ToLower(m), want) {
+		if strings.Contains(norm(m), want) {
 			return fmt.Sprintf("communicate check failed, but agent message %d says %q", i, def.Text), true, nil
 		}
 	}

@@ -209,6 +209,11 @@ func TestPlantedPolicyFaults(t *testing.T) {
 			out[len(out)-1] = scripted.Step{Say: "All done."}
 			return scripted.Script{Steps: out}
 		}, []string{"overall"}},
+		{"extra write to another user's order", func(s scripted.Script) scripted.Script {
+			out := slices.Clone(s.Steps[:len(s.Steps)-1])
+			out = append(out, scripted.Step{Tool: "cancel_pending_order", Arguments: json.RawMessage(`{"order_id":"#W5918442","reason":"no longer needed"}`)}, s.Steps[len(s.Steps)-1])
+			return scripted.Script{Steps: out}
+		}, []string{"overall"}},
 		{"extra read call", at(1, func(st scripted.Step) []scripted.Step { return []scripted.Step{st, st} }), nil},
 		{"hallucinated tool", at(2, func(st scripted.Step) []scripted.Step {
 			return []scripted.Step{{Tool: "get_order_status", Arguments: json.RawMessage(`{"order_id":"#W1"}`)}, st}
