@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,7 +148,16 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	if res.Failure != nil {
 		out.Attributions = e.infraAttribution(info.ID, res.Failure)
-		return out, &rollout.InfraError{Kind: res.Failure.Kind, Message: res.Failure.Message, Retryable: true}
+		kind, retry := res.Failure.Kind, true
+		switch kind {
+		case "plugin":
+			// The harness's own error (plugin.FailureFromError of a
+			// non-host error): deterministic, not worth retrying.
+			kind, retry = "harness_error", false
+		case "deadline":
+			kind = "harness_deadline"
+		}
+		return out, &rollout.InfraError{Kind: kind, Message: res.Failure.Message, Retryable: retry}
 	}
 	final, err := e.Server.Current(info.ID)
 	if err != nil {
@@ -295,25 +306,49 @@ func LedgerCall(r megamcp.Record) verify.LedgerCall {
 	return lc
 }
 
-// reference replays t's reference solution once (per task id) on a session
-// of the task's modules.
+// referenceKey identifies what a reference replay depends on: the task's
+// modules, initial version and reference calls (not its id: two tasks, or
+// two versions of one task, with the same id must not share a replay).
+func referenceKey(t *task.Task) (string, error) {
+	var refs [][]task.Call
+	for _, a := range t.Atomic {
+		refs = append(refs, a.Reference)
+	}
+	b, err := json.Marshal(struct {
+		Modules []string
+		Version string
+		Refs    [][]task.Call
+	}{t.Modules, t.InitialVersion, refs})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// reference replays t's reference solution once per distinct reference
+// (referenceKey) on a session of the task's modules.
 func (e *Executor) reference(ctx context.Context, t *task.Task) (*referenceRun, error) {
+	key, err := referenceKey(t)
+	if err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	if e.refs == nil {
 		e.refs = map[string]*referenceRun{}
 	}
-	r := e.refs[t.ID]
+	r := e.refs[key]
 	if r == nil {
 		r = &referenceRun{}
-		e.refs[t.ID] = r
+		e.refs[key] = r
 	}
 	e.mu.Unlock()
 	r.once.Do(func() { r.err = e.replay(ctx, t, r) })
 	if r.err != nil {
 		// Let a later attempt try again (the failure may be transient).
 		e.mu.Lock()
-		if e.refs[t.ID] == r {
-			delete(e.refs, t.ID)
+		if e.refs[key] == r {
+			delete(e.refs, key)
 		}
 		e.mu.Unlock()
 	}

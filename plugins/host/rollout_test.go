@@ -512,3 +512,34 @@ func (k *killOnce) Generate(ctx context.Context, req *model.Request) (*model.Res
 	}
 	return k.inner.Generate(ctx, req)
 }
+
+// TestReferencePerContent: two tasks with the same id but different
+// reference solutions each get their own reference replay (the cache is
+// keyed by content, not id): the exact reference of each scores R = 1.
+func TestReferencePerContent(t *testing.T) {
+	tk := task30(t)
+	edited := cloneTask(tk)
+	ref := edited.Atomic[1].Reference
+	var args map[string]any
+	json.Unmarshal(ref[len(ref)-1].Arguments, &args)
+	if args["reason"] == "no longer needed" {
+		args["reason"] = "ordered by mistake"
+	} else {
+		args["reason"] = "no longer needed"
+	}
+	ref[len(ref)-1].Arguments, _ = json.Marshal(args)
+	ex := scriptedExecutor(t, nil)
+	jobs := []rollout.Job{
+		{Task: tk, View: task.ViewAgentic, Harness: "native", Policy: "scripted", Seed: 1},
+		{Task: edited, View: task.ViewAgentic, Harness: "native", Policy: "scripted", Sample: 1, Seed: 1},
+	}
+	outs, err := rollout.Run(context.Background(), jobs, ex, rollout.Options{Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Infra != nil || o.Score == nil || *o.Score != 1 {
+			t.Errorf("%s: infra %v, score %v, failed %v", o.Key, o.Infra, o.Score, failed(o))
+		}
+	}
+}
