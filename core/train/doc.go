@@ -1,5 +1,14 @@
-// Package train will turn episodes into training data: SFT by
-// prefix-preserving rejection sampling, RL by atomic-turn GRPO from restored
-// state, task-verifier consistency filters, rewards and dataset exporters. It
-// lands with the training-data work; nothing is implemented here yet.
+// Package train turns scored episodes into training signal. It holds the pure
+// parts of weft's training-data algorithms, with no I/O and no sessions:
+//
+//   - atomic-turn GRPO advantages (GroupAdvantages, ApplyMask,
+//     CandidateAdvantages) and the trajectory-level GRPO baseline used in the
+//     ablation (TrajectoryAdvantages);
+//   - undesirable-pattern detectors over one atomic turn (Detector,
+//     DefaultDetectors, Detect), whose hits mask positive credit;
+//   - the FTRL per-turn rewards (FTRLReward and its variants).
+//
+// Landing later, on top of these: prefix-preserving rejection sampling for SFT
+// and the GRPO driver over restored sessions, the task–verifier consistency
+// filter, and dataset exporters.
 package train
