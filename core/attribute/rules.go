@@ -39,9 +39,9 @@ var rules = []rule{
 	{"check-contradicted", ClassVerifier, checkContradicted},
 }
 
-// moduleErrorKinds are the ledger error kinds of a call that failed inside
+// ModuleErrorKinds are the ledger error kinds of a call that failed inside
 // the module (not the agent's doing: the call was well-formed).
-var moduleErrorKinds = map[string]bool{
+var ModuleErrorKinds = map[string]bool{
 	"trap":             true,
 	"deadline":         true,
 	"memory_limit":     true,
@@ -63,7 +63,7 @@ func moduleFailure(_ context.Context, ep *episode, tg *target) (finding, bool, e
 	}
 	var hits []verify.LedgerCall
 	for _, c := range ep.in.Ledger {
-		if moduleErrorKinds[c.ErrorKind] && (needed == nil || needed[c.Tool]) {
+		if ModuleErrorKinds[c.ErrorKind] && (needed == nil || needed[c.Tool]) {
 			hits = append(hits, c)
 		}
 	}

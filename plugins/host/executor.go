@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
@@ -223,10 +224,6 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	return out, nil
 }
 
-// moduleFailures are the ledger error kinds of a module that failed on a
-// call (as opposed to a call refused before the module ran).
-var moduleFailures = map[string]bool{"trap": true, "deadline": true, "memory_limit": true, "malformed_output": true, "internal": true}
-
 // infraAttribution blames the environment for an episode that ended on a
 // module failure: the episode is not scored (an infrastructure failure),
 // but the failing module and tool are named so the component can be
@@ -241,7 +238,7 @@ func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawM
 	}
 	for i := len(ledger) - 1; i >= 0; i-- {
 		r := ledger[i]
-		if r.Kind != megamcp.KindCall || r.Error == nil || !moduleFailures[r.Error.Kind] {
+		if r.Kind != megamcp.KindCall || r.Error == nil || !attribute.ModuleErrorKinds[r.Error.Kind] {
 			continue
 		}
 		b, _ := json.Marshal([]attribute.Attribution{{
@@ -295,15 +292,20 @@ func LedgerCall(r megamcp.Record) verify.LedgerCall {
 	}
 	if r.Result != nil {
 		lc.IsError = r.Result.IsError
-		var texts []string
-		for _, c := range r.Result.Content {
-			if c.Type == "text" {
-				texts = append(texts, c.Text)
-			}
-		}
-		lc.Output = strings.Join(texts, "\n")
+		lc.Output = textContent(r.Result.Content)
 	}
 	return lc
+}
+
+// textContent joins a result's text blocks with newlines.
+func textContent(cs []module.Content) string {
+	var texts []string
+	for _, c := range cs {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // referenceKey identifies what a reference replay depends on: the task's
@@ -391,13 +393,7 @@ func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) er
 			}
 			rc.IsError = res.Result.IsError
 			rc.RowsChanged = res.RowsChanged
-			var texts []string
-			for _, ct := range res.Result.Content {
-				if ct.Type == "text" {
-					texts = append(texts, ct.Text)
-				}
-			}
-			rc.Output = strings.Join(texts, "\n")
+			rc.Output = textContent(res.Result.Content)
 			r.report.Calls = append(r.report.Calls, rc)
 		}
 		v, err := e.Server.Current(info.ID)

@@ -255,11 +255,7 @@ func ScriptFromTau2(t *task.Tau2Task) Script {
 	for _, a := range t.Actions {
 		s.Steps = append(s.Steps, Step{Tool: a.Name, Arguments: append(json.RawMessage(nil), a.Arguments...)})
 	}
-	say := "Done. Is there anything else I can help you with?"
-	if len(t.CommunicateInfo) > 0 {
-		say = "Done. Here is what you asked about: " + strings.Join(t.CommunicateInfo, "; ") + ". Is there anything else I can help you with?"
-	}
-	s.Steps = append(s.Steps, Step{Say: say})
+	s.Steps = append(s.Steps, Step{Say: closingSay(t.CommunicateInfo)})
 	return s
 }
 

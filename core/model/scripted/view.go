@@ -62,7 +62,8 @@ func ScriptForView(t *task.Task, view string) (Script, error) {
 	return s, nil
 }
 
-// closingSay is ScriptFromTau2's closing Say for the communicate texts.
+// closingSay is the closing Say of a script (ScriptFromTau2, ScriptForView)
+// carrying the communicate texts.
 func closingSay(texts []string) string {
 	if len(texts) == 0 {
 		return "Done. Is there anything else I can help you with?"
