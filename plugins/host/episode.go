@@ -25,6 +25,10 @@ type Episode struct {
 	// Settings is the harness settings JSON object ("" = defaults).
 	Settings string
 	Seed     uint64
+	// History is the canonical conversation (no system message) to resume
+	// from (RunEpisodeRequest.history); nil = a new conversation. The
+	// harness must declare the "resume" capability (CapabilityResume).
+	History []*plugin.Message
 
 	Policy model.Policy
 	User   plugin.User
@@ -67,7 +71,7 @@ func Run(ctx context.Context, h plugin.Harness, ep *Episode) (*Result, error) {
 		UserService:  ep.User,
 	}
 	req := &plugin.RunEpisodeRequest{EpisodeId: id, TaskId: ep.TaskID, SystemPrompt: ep.SystemPrompt,
-		Limits: ep.Limits, Sampling: ep.Sampling, Settings: ep.Settings, Seed: ep.Seed}
+		Limits: ep.Limits, Sampling: ep.Sampling, Settings: ep.Settings, Seed: ep.Seed, History: ep.History}
 	var resp plugin.RunEpisodeResponse
 	start := time.Now()
 	if err := h.RunEpisode(ctx, host, req, &resp); err != nil {

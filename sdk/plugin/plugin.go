@@ -96,6 +96,12 @@ const (
 	TerminationFailure         = "failure"
 )
 
+// CapabilityResume is the DescribeResponse capability of a harness that
+// honours RunEpisodeRequest.History: it resumes a conversation from
+// canonical messages (the training-data drivers run one atomic turn at a
+// time with it and refuse harnesses without it).
+const CapabilityResume = "resume"
+
 // Harness is what a harness plugin implements. Methods take a request and
 // fill a response, so fields can be added to either without breaking a
 // plugin. RunEpisode may be called concurrently for different episodes.

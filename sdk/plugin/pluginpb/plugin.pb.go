@@ -1547,8 +1547,17 @@ type RunEpisodeRequest struct {
 	Limits       *Limits   `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
 	Sampling     *Sampling `protobuf:"bytes,6,opt,name=sampling,proto3" json:"sampling,omitempty"`
 	// Harness settings as a JSON object (from the experiment config).
-	Settings      string `protobuf:"bytes,7,opt,name=settings,proto3" json:"settings,omitempty"`
-	Seed          uint64 `protobuf:"varint,8,opt,name=seed,proto3" json:"seed,omitempty"`
+	Settings string `protobuf:"bytes,7,opt,name=settings,proto3" json:"settings,omitempty"`
+	Seed     uint64 `protobuf:"varint,8,opt,name=seed,proto3" json:"seed,omitempty"`
+	// Canonical messages (user, assistant with tool_calls, tool) of an
+	// earlier part of this conversation to resume from, in order, without
+	// the system message. A harness that declares the "resume" capability
+	// starts its trajectory with them (after its own system message), renders
+	// them into its prompt format as if it had produced them, and passes
+	// them to the first User.Next; the first generation follows the user
+	// message Next returns. Empty = a new conversation. Used by the
+	// training-data drivers to run one atomic turn from a restored state.
+	History       []*Message `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1637,6 +1646,13 @@ func (x *RunEpisodeRequest) GetSeed() uint64 {
 		return x.Seed
 	}
 	return 0
+}
+
+func (x *RunEpisodeRequest) GetHistory() []*Message {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 // A turn: one model generation and what the harness did with it.
@@ -2561,7 +2577,7 @@ const file_weft_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x124\n" +
 	"\x06format\x18\x03 \x01(\x0e2\x1c.weft.plugin.v1.OutputFormatR\x06format\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12'\n" +
-	"\x0fsettings_schema\x18\x05 \x01(\tR\x0esettingsSchema\"\xac\x02\n" +
+	"\x0fsettings_schema\x18\x05 \x01(\tR\x0esettingsSchema\"\xdf\x02\n" +
 	"\x11RunEpisodeRequest\x12\x1d\n" +
 	"\n" +
 	"episode_id\x18\x01 \x01(\tR\tepisodeId\x12$\n" +
@@ -2571,7 +2587,8 @@ const file_weft_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06limits\x18\x05 \x01(\v2\x16.weft.plugin.v1.LimitsR\x06limits\x124\n" +
 	"\bsampling\x18\x06 \x01(\v2\x18.weft.plugin.v1.SamplingR\bsampling\x12\x1a\n" +
 	"\bsettings\x18\a \x01(\tR\bsettings\x12\x12\n" +
-	"\x04seed\x18\b \x01(\x04R\x04seed\"\xcb\x02\n" +
+	"\x04seed\x18\b \x01(\x04R\x04seed\x121\n" +
+	"\ahistory\x18\t \x03(\v2\x17.weft.plugin.v1.MessageR\ahistory\"\xcb\x02\n" +
 	"\x04Turn\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12/\n" +
 	"\x06prompt\x18\x02 \x03(\v2\x17.weft.plugin.v1.MessageR\x06prompt\x123\n" +
@@ -2749,53 +2766,54 @@ var file_weft_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 9: weft.plugin.v1.DescribeResponse.format:type_name -> weft.plugin.v1.OutputFormat
 	6,  // 10: weft.plugin.v1.RunEpisodeRequest.limits:type_name -> weft.plugin.v1.Limits
 	5,  // 11: weft.plugin.v1.RunEpisodeRequest.sampling:type_name -> weft.plugin.v1.Sampling
-	3,  // 12: weft.plugin.v1.Turn.prompt:type_name -> weft.plugin.v1.Message
-	3,  // 13: weft.plugin.v1.Turn.response:type_name -> weft.plugin.v1.Message
-	2,  // 14: weft.plugin.v1.Turn.calls:type_name -> weft.plugin.v1.ToolCall
-	26, // 15: weft.plugin.v1.Turn.results:type_name -> weft.plugin.v1.ToolResult
-	3,  // 16: weft.plugin.v1.Trajectory.messages:type_name -> weft.plugin.v1.Message
-	25, // 17: weft.plugin.v1.Trajectory.turns:type_name -> weft.plugin.v1.Turn
-	27, // 18: weft.plugin.v1.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v1.Trajectory
-	28, // 19: weft.plugin.v1.RunEpisodeResponse.failure:type_name -> weft.plugin.v1.Failure
-	27, // 20: weft.plugin.v1.VerifyRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
-	31, // 21: weft.plugin.v1.VerifyResponse.checkpoints:type_name -> weft.plugin.v1.Checkpoint
-	28, // 22: weft.plugin.v1.VerifyResponse.failure:type_name -> weft.plugin.v1.Failure
-	27, // 23: weft.plugin.v1.AttributeRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
-	31, // 24: weft.plugin.v1.AttributeRequest.checkpoints:type_name -> weft.plugin.v1.Checkpoint
-	1,  // 25: weft.plugin.v1.Attribution.blame:type_name -> weft.plugin.v1.Blame
-	34, // 26: weft.plugin.v1.AttributeResponse.attributions:type_name -> weft.plugin.v1.Attribution
-	28, // 27: weft.plugin.v1.AttributeResponse.failure:type_name -> weft.plugin.v1.Failure
-	7,  // 28: weft.plugin.v1.Model.Generate:input_type -> weft.plugin.v1.GenerateRequest
-	10, // 29: weft.plugin.v1.Env.ListTools:input_type -> weft.plugin.v1.ListToolsRequest
-	12, // 30: weft.plugin.v1.Env.CallTool:input_type -> weft.plugin.v1.CallToolRequest
-	14, // 31: weft.plugin.v1.User.Next:input_type -> weft.plugin.v1.UserRequest
-	16, // 32: weft.plugin.v1.State.Query:input_type -> weft.plugin.v1.QueryRequest
-	18, // 33: weft.plugin.v1.State.Hash:input_type -> weft.plugin.v1.HashRequest
-	20, // 34: weft.plugin.v1.State.Diff:input_type -> weft.plugin.v1.DiffRequest
-	22, // 35: weft.plugin.v1.Harness.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	24, // 36: weft.plugin.v1.Harness.RunEpisode:input_type -> weft.plugin.v1.RunEpisodeRequest
-	22, // 37: weft.plugin.v1.Verifier.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	30, // 38: weft.plugin.v1.Verifier.Verify:input_type -> weft.plugin.v1.VerifyRequest
-	22, // 39: weft.plugin.v1.Attributor.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	33, // 40: weft.plugin.v1.Attributor.Attribute:input_type -> weft.plugin.v1.AttributeRequest
-	9,  // 41: weft.plugin.v1.Model.Generate:output_type -> weft.plugin.v1.GenerateResponse
-	11, // 42: weft.plugin.v1.Env.ListTools:output_type -> weft.plugin.v1.ListToolsResponse
-	13, // 43: weft.plugin.v1.Env.CallTool:output_type -> weft.plugin.v1.CallToolResponse
-	15, // 44: weft.plugin.v1.User.Next:output_type -> weft.plugin.v1.UserResponse
-	17, // 45: weft.plugin.v1.State.Query:output_type -> weft.plugin.v1.QueryResponse
-	19, // 46: weft.plugin.v1.State.Hash:output_type -> weft.plugin.v1.HashResponse
-	21, // 47: weft.plugin.v1.State.Diff:output_type -> weft.plugin.v1.DiffResponse
-	23, // 48: weft.plugin.v1.Harness.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	29, // 49: weft.plugin.v1.Harness.RunEpisode:output_type -> weft.plugin.v1.RunEpisodeResponse
-	23, // 50: weft.plugin.v1.Verifier.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	32, // 51: weft.plugin.v1.Verifier.Verify:output_type -> weft.plugin.v1.VerifyResponse
-	23, // 52: weft.plugin.v1.Attributor.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	35, // 53: weft.plugin.v1.Attributor.Attribute:output_type -> weft.plugin.v1.AttributeResponse
-	41, // [41:54] is the sub-list for method output_type
-	28, // [28:41] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	3,  // 12: weft.plugin.v1.RunEpisodeRequest.history:type_name -> weft.plugin.v1.Message
+	3,  // 13: weft.plugin.v1.Turn.prompt:type_name -> weft.plugin.v1.Message
+	3,  // 14: weft.plugin.v1.Turn.response:type_name -> weft.plugin.v1.Message
+	2,  // 15: weft.plugin.v1.Turn.calls:type_name -> weft.plugin.v1.ToolCall
+	26, // 16: weft.plugin.v1.Turn.results:type_name -> weft.plugin.v1.ToolResult
+	3,  // 17: weft.plugin.v1.Trajectory.messages:type_name -> weft.plugin.v1.Message
+	25, // 18: weft.plugin.v1.Trajectory.turns:type_name -> weft.plugin.v1.Turn
+	27, // 19: weft.plugin.v1.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v1.Trajectory
+	28, // 20: weft.plugin.v1.RunEpisodeResponse.failure:type_name -> weft.plugin.v1.Failure
+	27, // 21: weft.plugin.v1.VerifyRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
+	31, // 22: weft.plugin.v1.VerifyResponse.checkpoints:type_name -> weft.plugin.v1.Checkpoint
+	28, // 23: weft.plugin.v1.VerifyResponse.failure:type_name -> weft.plugin.v1.Failure
+	27, // 24: weft.plugin.v1.AttributeRequest.trajectory:type_name -> weft.plugin.v1.Trajectory
+	31, // 25: weft.plugin.v1.AttributeRequest.checkpoints:type_name -> weft.plugin.v1.Checkpoint
+	1,  // 26: weft.plugin.v1.Attribution.blame:type_name -> weft.plugin.v1.Blame
+	34, // 27: weft.plugin.v1.AttributeResponse.attributions:type_name -> weft.plugin.v1.Attribution
+	28, // 28: weft.plugin.v1.AttributeResponse.failure:type_name -> weft.plugin.v1.Failure
+	7,  // 29: weft.plugin.v1.Model.Generate:input_type -> weft.plugin.v1.GenerateRequest
+	10, // 30: weft.plugin.v1.Env.ListTools:input_type -> weft.plugin.v1.ListToolsRequest
+	12, // 31: weft.plugin.v1.Env.CallTool:input_type -> weft.plugin.v1.CallToolRequest
+	14, // 32: weft.plugin.v1.User.Next:input_type -> weft.plugin.v1.UserRequest
+	16, // 33: weft.plugin.v1.State.Query:input_type -> weft.plugin.v1.QueryRequest
+	18, // 34: weft.plugin.v1.State.Hash:input_type -> weft.plugin.v1.HashRequest
+	20, // 35: weft.plugin.v1.State.Diff:input_type -> weft.plugin.v1.DiffRequest
+	22, // 36: weft.plugin.v1.Harness.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	24, // 37: weft.plugin.v1.Harness.RunEpisode:input_type -> weft.plugin.v1.RunEpisodeRequest
+	22, // 38: weft.plugin.v1.Verifier.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	30, // 39: weft.plugin.v1.Verifier.Verify:input_type -> weft.plugin.v1.VerifyRequest
+	22, // 40: weft.plugin.v1.Attributor.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	33, // 41: weft.plugin.v1.Attributor.Attribute:input_type -> weft.plugin.v1.AttributeRequest
+	9,  // 42: weft.plugin.v1.Model.Generate:output_type -> weft.plugin.v1.GenerateResponse
+	11, // 43: weft.plugin.v1.Env.ListTools:output_type -> weft.plugin.v1.ListToolsResponse
+	13, // 44: weft.plugin.v1.Env.CallTool:output_type -> weft.plugin.v1.CallToolResponse
+	15, // 45: weft.plugin.v1.User.Next:output_type -> weft.plugin.v1.UserResponse
+	17, // 46: weft.plugin.v1.State.Query:output_type -> weft.plugin.v1.QueryResponse
+	19, // 47: weft.plugin.v1.State.Hash:output_type -> weft.plugin.v1.HashResponse
+	21, // 48: weft.plugin.v1.State.Diff:output_type -> weft.plugin.v1.DiffResponse
+	23, // 49: weft.plugin.v1.Harness.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	29, // 50: weft.plugin.v1.Harness.RunEpisode:output_type -> weft.plugin.v1.RunEpisodeResponse
+	23, // 51: weft.plugin.v1.Verifier.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	32, // 52: weft.plugin.v1.Verifier.Verify:output_type -> weft.plugin.v1.VerifyResponse
+	23, // 53: weft.plugin.v1.Attributor.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	35, // 54: weft.plugin.v1.Attributor.Attribute:output_type -> weft.plugin.v1.AttributeResponse
+	42, // [42:55] is the sub-list for method output_type
+	29, // [29:42] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_weft_plugin_v1_plugin_proto_init() }
