@@ -110,7 +110,7 @@ func TestPluginConformanceErrors(t *testing.T) {
 // stdout does not keep weft from exiting.
 func TestPluginConformanceSummary(t *testing.T) {
 	code, stdout, stderr := run(t, stamped, "plugin", "conformance", "--builtin", "react")
-	if code != ExitOK || !strings.HasSuffix(stdout, "\n12 passed, 0 failed, 0 skipped\n") {
+	if code != ExitOK || !strings.HasSuffix(stdout, "\n13 passed, 0 failed, 0 skipped\n") {
 		t.Errorf("react: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	script := filepath.Join(t.TempDir(), "fakehs.sh")
@@ -122,7 +122,7 @@ func TestPluginConformanceSummary(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("conformance of a plugin with an orphan took %v", d)
 	}
-	if code != ExitError || !strings.HasSuffix(stdout, "\n0 passed, 1 failed, 11 skipped\n") ||
+	if code != ExitError || !strings.HasSuffix(stdout, "\n0 passed, 1 failed, 12 skipped\n") ||
 		!strings.Contains(stderr, "the plugin failed 1 conformance check\n") {
 		t.Errorf("fake handshake: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -133,7 +133,7 @@ func TestPluginListText(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Contains(stdout, "[") || !strings.Contains(stdout, "format_feedback, parallel_calls\n") {
+	if strings.Contains(stdout, "[") || !strings.Contains(stdout, "format_feedback, parallel_calls, resume\n") {
 		t.Errorf("capabilities not joined by commas:\n%s", stdout)
 	}
 }

@@ -38,6 +38,15 @@
 // reasoning_content the reasoning (the response's own reasoning_content
 // first), its tool_calls the parsed calls.
 //
+// Resuming (RunEpisodeRequest.History, capability "resume"): the
+// history's assistant messages are rendered (Render) as the content, then
+// a "<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>" block
+// per call (compact arguments), newline-separated; reasoning is not
+// rendered. Tool
+// messages of the history go back as observations without the "Error: "
+// mark (canonical tool messages carry no is_error). New call ids number
+// the turns on past the history's ids, so they never repeat one of them.
+//
 // Settings (a JSON object; "" = defaults; unknown fields are an error):
 //
 //	calls_in_think  "fallback" (default) or "ignore": whether <tool_call>

@@ -57,19 +57,23 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 	resp.Name = Name
 	resp.Version = Version
 	resp.Format = plugin.FormatHermes
-	resp.Capabilities = []string{"format_feedback", "parallel_calls"}
+	resp.Capabilities = []string{"format_feedback", "parallel_calls", plugin.CapabilityResume}
 	resp.SettingsSchema = SettingsSchema
 	return nil
 }
 
-// RunEpisode runs one episode (see sdk/plugin.Harness). It returns an
-// error only for invalid settings.
+// RunEpisode runs one episode (see sdk/plugin.Harness), resuming from
+// req.History when it is set. It returns an error only for invalid
+// settings or an invalid history ("hermes harness: history: ...").
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
 	s, err := ParseSettings(req.GetSettings())
 	if err != nil {
 		return err
 	}
-	return loop.Run(ctx, host, req, resp, &protocol{useThink: s.CallsInThink == "fallback"})
+	if err := loop.Run(ctx, host, req, resp, &protocol{useThink: s.CallsInThink == "fallback"}); err != nil {
+		return fmt.Errorf("%s harness: %w", Name, err)
+	}
+	return nil
 }
 
 type protocol struct{ useThink bool }
@@ -80,6 +84,32 @@ func (p *protocol) NativeTools() bool                          { return false }
 func (p *protocol) Refuse(*plugin.ToolCall) (string, bool)     { return "", false }
 func (p *protocol) Parse(m *plugin.Message, turn int) loop.Parsed {
 	return Parse(m, turn, p.useThink)
+}
+
+func (p *protocol) Render(m *plugin.Message) *plugin.Message {
+	return &plugin.Message{Role: plugin.RoleAssistant, Content: Render(m)}
+}
+
+// Render writes a canonical assistant message as the Hermes reply that
+// Parse reads back to it: the content, then (after a newline when the
+// content is not empty) one block per call, newline-separated:
+//
+//	<tool_call>
+//	{"name": <tool>, "arguments": <arguments>}
+//	</tool_call>
+//
+// Arguments are compacted JSON (see callparse.Encode). The
+// reasoning_content is not rendered: earlier turns' reasoning is not part
+// of the prompt of a resumed conversation.
+func Render(m *plugin.Message) string {
+	parts := []string{}
+	if c := m.GetContent(); c != "" {
+		parts = append(parts, c)
+	}
+	for _, c := range m.GetToolCalls() {
+		parts = append(parts, openCall+"\n"+callparse.Encode(c.GetName(), c.GetArguments())+"\n"+closeCall)
+	}
+	return strings.Join(parts, "\n")
 }
 
 type function struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -24,6 +25,10 @@ var script = harnesstest.Script{
 }
 
 func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
+
+// TestSDKConformance runs the third-party conformance checks (resume
+// included) in process.
+func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
 
 var replies = []any{
 	"<think>\nI should look the order up and cancel it.\n</think>\nLet me check.\n<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": \"{\\\"order_id\\\": \\\"A1\\\"}\"}\n</tool_call>",
@@ -212,6 +217,9 @@ func TestDescribe(t *testing.T) {
 	if d.Name != "hermes" || d.Version != "1.0.0" || d.Format != plugin.FormatHermes {
 		t.Errorf("describe %v", &d)
 	}
+	if diff := cmp.Diff([]string{"format_feedback", "parallel_calls", "resume"}, d.Capabilities); diff != "" {
+		t.Error(diff)
+	}
 	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
 }
 
@@ -263,5 +271,47 @@ func TestMaxToolCallsMidTurn(t *testing.T) {
 	}
 	if !slices.Equal(calls, []string{"call_0_0"}) || !slices.Equal(answers, []string{"call_0_0"}) {
 		t.Errorf("canonical tool calls %v, answers %v; want [call_0_0] both", calls, answers)
+	}
+}
+
+var resumeScript = harnesstest.ResumeScript{
+	GetOrder:  "Let me look it up.\n<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
+	Pending:   "Order A1 is pending. Cancel it?",
+	Cancel:    "<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
+	Cancelled: "Order A1 is cancelled.",
+	Garbage:   "<tool_call>\nget_order(A1)\n</tool_call>",
+}
+
+func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
+
+// Render writes what Parse reads back to the same canonical message
+// (reasoning aside: it is not rendered).
+func TestRender(t *testing.T) {
+	get := &plugin.ToolCall{Id: "call_0_0", Name: "get_order", Arguments: `{"order_id":"A1"}`}
+	cancel := &plugin.ToolCall{Id: "call_0_1", Name: "cancel_order", Arguments: `{ "order_id": "A1" }`}
+	cases := []struct {
+		m    *plugin.Message
+		want string
+	}{
+		{&plugin.Message{Role: "assistant", Content: "Let me look it up.", ReasoningContent: "dropped", ToolCalls: []*plugin.ToolCall{get}},
+			resumeScript.GetOrder.(string)},
+		{&plugin.Message{Role: "assistant", Content: "Order A1 is pending. Cancel it?"}, resumeScript.Pending.(string)},
+		{&plugin.Message{Role: "assistant", ToolCalls: []*plugin.ToolCall{get, cancel}},
+			"<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>"},
+	}
+	for i, c := range cases {
+		got := Render(c.m)
+		if got != c.want {
+			t.Errorf("case %d: Render = %q, want %q", i, got, c.want)
+		}
+		p := Parse(&plugin.Message{Role: "assistant", Content: got}, 0, true)
+		want := proto.Clone(c.m).(*plugin.Message)
+		want.ReasoningContent = ""
+		for _, tc := range want.ToolCalls {
+			tc.Arguments = strings.ReplaceAll(tc.Arguments, " ", "")
+		}
+		if diff := harnesstest.Diff(want, p.Canonical); diff != "" {
+			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
+		}
 	}
 }

@@ -12,6 +12,14 @@
 // ledger records the bad call. The canonical trajectory keeps them as
 // written too.
 //
+// Resuming (RunEpisodeRequest.History, capability "resume"): the
+// history's messages go into the prompt as they are (assistant messages
+// without reasoning_content, tool messages with the name of their call
+// when theirs is empty). A model call id that is already used in the
+// conversation is replaced by "call_<turn>_<i>" (turn numbers continue
+// past the history), so ids stay unique; Turn.Response keeps the id the
+// model gave.
+//
 // Skills are SKILL.md-like documents: a front matter between "---" lines
 // with "name: ..." and "description: ..." (values may be quoted), then a
 // markdown body. They come inline in settings and from skills_dirs (each

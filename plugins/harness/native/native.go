@@ -126,19 +126,24 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 	resp.Name = Name
 	resp.Version = Version
 	resp.Format = plugin.FormatNative
-	resp.Capabilities = []string{"parallel_calls", "skills", "tool_filter"}
+	resp.Capabilities = []string{"parallel_calls", plugin.CapabilityResume, "skills", "tool_filter"}
 	resp.SettingsSchema = SettingsSchema
 	return nil
 }
 
-// RunEpisode runs one episode (see sdk/plugin.Harness). It returns an
-// error only for invalid settings or unreadable skills.
+// RunEpisode runs one episode (see sdk/plugin.Harness), resuming from
+// req.History when it is set. It returns an error only for invalid
+// settings, unreadable skills or an invalid history ("native harness:
+// history: ...").
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
 	c, err := resolve(req.GetSettings())
 	if err != nil {
 		return err
 	}
-	return loop.Run(ctx, host, req, resp, &protocol{c: c})
+	if err := loop.Run(ctx, host, req, resp, &protocol{c: c}); err != nil {
+		return fmt.Errorf("%s harness: %w", Name, err)
+	}
+	return nil
 }
 
 type protocol struct {
@@ -183,6 +188,16 @@ func (p *protocol) System(policy string, _ []*plugin.Tool) string {
 }
 
 func (p *protocol) Parse(m *plugin.Message, turn int) loop.Parsed { return Parse(m, turn) }
+
+// Render gives a canonical assistant message back as Parse's Prompt
+// would: role, content and tool calls (copied), reasoning dropped.
+func (p *protocol) Render(m *plugin.Message) *plugin.Message {
+	var calls []*plugin.ToolCall
+	for _, c := range m.GetToolCalls() {
+		calls = append(calls, &plugin.ToolCall{Id: c.GetId(), Name: c.GetName(), Arguments: c.GetArguments()})
+	}
+	return &plugin.Message{Role: plugin.RoleAssistant, Content: m.GetContent(), ToolCalls: calls}
+}
 
 func (p *protocol) Observe(results []*plugin.ToolResult, formatError string) []*plugin.Message {
 	var out []*plugin.Message

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -32,6 +33,10 @@ var script = harnesstest.Script{
 }
 
 func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
+
+// TestSDKConformance runs the third-party conformance checks (resume
+// included) in process.
+func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
 
 var replies = []any{
 	&plugin.Message{Role: "assistant", Content: "Checking first.", ReasoningContent: "look it up, then cancel",
@@ -342,7 +347,7 @@ func TestDescribe(t *testing.T) {
 	if d.Name != "native" || d.Version != "1.0.0" || d.Format != plugin.FormatNative {
 		t.Errorf("describe %v", &d)
 	}
-	if diff := cmp.Diff([]string{"parallel_calls", "skills", "tool_filter"}, d.Capabilities); diff != "" {
+	if diff := cmp.Diff([]string{"parallel_calls", "resume", "skills", "tool_filter"}, d.Capabilities); diff != "" {
 		t.Error(diff)
 	}
 	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
@@ -357,4 +362,60 @@ func FuzzParseSkill(f *testing.F) {
 			t.Fatalf("skill without name or description: %+v", sk)
 		}
 	})
+}
+
+var resumeScript = harnesstest.ResumeScript{
+	GetOrder: &plugin.Message{Role: "assistant", Content: "Looking it up.", ReasoningContent: "need the order",
+		ToolCalls: []*plugin.ToolCall{tc("fc_1", "get_order", `{"order_id": "A1"}`)}},
+	Pending:   "Order A1 is pending. Cancel it?",
+	Cancel:    calls(tc("fc_2", "cancel_order", `{"order_id":"A1"}`)),
+	Cancelled: "Order A1 is cancelled.",
+	Garbage:   &plugin.Message{Role: "assistant", Content: "  "},
+}
+
+func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
+
+// A model id that repeats a history id (or an earlier one of the run) is
+// renamed; a missing one gets an id past the history's.
+func TestResumeCallIDs(t *testing.T) {
+	history := []*plugin.Message{
+		{Role: "user", Content: "Please cancel order A1."},
+		{Role: "assistant", ToolCalls: []*plugin.ToolCall{tc("fc_1", "get_order", `{"order_id":"A1"}`), tc("call_4_0", "get_order", `{"order_id":"A2"}`)}},
+		{Role: "tool", ToolCallId: "call_4_0", Content: "a2"},
+		{Role: "tool", ToolCallId: "fc_1", Name: "get_order", Content: "a1"},
+		{Role: "assistant", Content: "Both are pending."},
+	}
+	model := &harnesstest.Model{Replies: []any{
+		calls(tc("fc_1", "cancel_order", `{"order_id":"A1"}`), tc("", "cancel_order", `{"order_id":"A2"}`), tc("fc_9", "get_order", `{}`)),
+		calls(tc("fc_9", "get_order", `{}`)),
+		"Done.",
+	}}
+	env := &harnesstest.Env{}
+	user := &harnesstest.User{Opening: "Cancel both."}
+	resp := &plugin.RunEpisodeResponse{}
+	req := &plugin.RunEpisodeRequest{SystemPrompt: "s", History: history}
+	if err := New().RunEpisode(context.Background(), &harnesstest.Host{M: model, E: env, U: user}, req, resp); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range env.Calls {
+		ids = append(ids, c.CallId)
+	}
+	// Turn numbers start at 5: past call_4_0 of the history.
+	if diff := cmp.Diff([]string{"call_5_0", "call_5_1", "fc_9", "call_6_0"}, ids); diff != "" {
+		t.Errorf("call ids (-want +got):\n%s", diff)
+	}
+	tr := resp.Trajectory
+	// The renamed ids are what the prompt and the canonical messages carry.
+	if got := tr.Turns[1].Prompt[7].ToolCalls[0].Id; got != "call_5_0" {
+		t.Errorf("prompt carries call id %q, want call_5_0 (prompt:\n%s)", got, harnesstest.RenderPrompt(tr.Turns[1].Prompt))
+	}
+	// The history's tool message without a name is rendered with its
+	// call's name; the canonical message stays as given.
+	if p := tr.Turns[0].Prompt; p[3].Name != "get_order" || p[3].ToolCallId != "call_4_0" || tr.Messages[3].Name != "" {
+		t.Errorf("tool message rendered %v, canonical %v", p[3], tr.Messages[3])
+	}
+	if tr.Turns[0].Response.ToolCalls[0].Id != "fc_1" {
+		t.Errorf("the response was changed: %v", tr.Turns[0].Response)
+	}
 }

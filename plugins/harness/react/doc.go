@@ -27,6 +27,15 @@
 // and whose reasoning_content is the thought. Format-error turns appear
 // only in Trajectory.Turns.
 //
+// Resuming (RunEpisodeRequest.History, capability "resume"): the
+// history's assistant messages are rendered (Render) as the reply that
+// parses back to them: "Thought:\n<thought>\nAction:\n" and the call
+// object {"name": ..., "arguments": ...} with compact arguments (one
+// Action line per call), or the respond action with {"content": ...}. Tool
+// messages of the history go back as observations without the "Error: "
+// mark (canonical tool messages carry no is_error). New call ids number
+// the turns on past the history's ids, so they never repeat one of them.
+//
 // Settings (a JSON object; "" = defaults; unknown fields are an error):
 //
 //	observation_prefix  string  text before a tool result ("API output: ")

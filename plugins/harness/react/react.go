@@ -62,19 +62,23 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 	resp.Name = Name
 	resp.Version = Version
 	resp.Format = plugin.FormatReAct
-	resp.Capabilities = []string{"format_feedback"}
+	resp.Capabilities = []string{"format_feedback", plugin.CapabilityResume}
 	resp.SettingsSchema = SettingsSchema
 	return nil
 }
 
-// RunEpisode runs one episode (see sdk/plugin.Harness). It returns an
-// error only for invalid settings.
+// RunEpisode runs one episode (see sdk/plugin.Harness), resuming from
+// req.History when it is set. It returns an error only for invalid
+// settings or an invalid history ("react harness: history: ...").
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
 	s, err := ParseSettings(req.GetSettings())
 	if err != nil {
 		return err
 	}
-	return loop.Run(ctx, host, req, resp, &protocol{s: s})
+	if err := loop.Run(ctx, host, req, resp, &protocol{s: s}); err != nil {
+		return fmt.Errorf("%s harness: %w", Name, err)
+	}
+	return nil
 }
 
 type protocol struct{ s Settings }
@@ -85,6 +89,47 @@ func (p *protocol) NativeTools() bool                          { return false }
 func (p *protocol) Refuse(*plugin.ToolCall) (string, bool)     { return "", false }
 func (p *protocol) Parse(m *plugin.Message, turn int) loop.Parsed {
 	return Parse(m, turn, p.s.RespondAction)
+}
+
+func (p *protocol) Render(m *plugin.Message) *plugin.Message {
+	return &plugin.Message{Role: plugin.RoleAssistant, Content: Render(m, p.s.RespondAction)}
+}
+
+// Render writes a canonical assistant message as the ReAct reply that
+// Parse reads back to it:
+//
+//	Thought:
+//	<thought>
+//	Action:
+//	{"name": <tool>, "arguments": <arguments>}
+//
+// The thought of a tool-call message is its content (its
+// reasoning_content when the content is empty), with one Action per call
+// (a history written by another protocol may have several); a message
+// without calls is the respond action with {"content": <content>}, its
+// thought the reasoning_content. Arguments are compacted JSON (see
+// callparse.Encode).
+func Render(m *plugin.Message, respond string) string {
+	var b strings.Builder
+	b.WriteString("Thought:\n")
+	if len(m.GetToolCalls()) == 0 {
+		b.WriteString(m.GetReasoningContent())
+		var content strings.Builder
+		enc := json.NewEncoder(&content)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(map[string]string{"content": m.GetContent()}) // strings always encode
+		b.WriteString("\nAction:\n" + callparse.Encode(respond, content.String()))
+		return b.String()
+	}
+	thought := m.GetContent()
+	if strings.TrimSpace(thought) == "" {
+		thought = m.GetReasoningContent()
+	}
+	b.WriteString(thought)
+	for _, c := range m.GetToolCalls() {
+		b.WriteString("\nAction:\n" + callparse.Encode(c.GetName(), c.GetArguments()))
+	}
+	return b.String()
 }
 
 func (p *protocol) System(policy string, tools []*plugin.Tool) string {

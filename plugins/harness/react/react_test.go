@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -23,6 +24,10 @@ var script = harnesstest.Script{
 }
 
 func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
+
+// TestSDKConformance runs the third-party conformance checks (resume
+// included) in process.
+func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
 
 // episode runs the reference episode: look the order up, cancel it, tell
 // the user.
@@ -210,6 +215,9 @@ func TestDescribe(t *testing.T) {
 	if d.Name != "react" || d.Version != "1.0.0" || d.Format != plugin.FormatReAct {
 		t.Errorf("describe %v", &d)
 	}
+	if diff := cmp.Diff([]string{"format_feedback", "resume"}, d.Capabilities); diff != "" {
+		t.Error(diff)
+	}
 	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
 	var v any
 	if err := json.Unmarshal([]byte(d.SettingsSchema), &v); err != nil {
@@ -232,4 +240,53 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+var resumeScript = harnesstest.ResumeScript{
+	GetOrder:  "Thought:\nI need the order.\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}",
+	Pending:   "Thought:\nAsk the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is pending. Cancel it?\"}}",
+	Cancel:    "Thought:\nCancel it.\nAction:\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}",
+	Cancelled: "Thought:\nTell the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is cancelled.\"}}",
+	Garbage:   "I will just cancel it for you.",
+}
+
+func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
+
+// Render writes what Parse reads back to the same canonical message, and
+// the exact text the resume script uses.
+func TestRender(t *testing.T) {
+	call := &plugin.ToolCall{Id: "call_3_0", Name: "get_order", Arguments: `{"order_id": "A1"}`}
+	cases := []struct {
+		m    *plugin.Message
+		want string
+	}{
+		{&plugin.Message{Role: "assistant", Content: "I need the order.", ToolCalls: []*plugin.ToolCall{call}},
+			resumeScript.GetOrder.(string)},
+		{&plugin.Message{Role: "assistant", Content: "Order A1 is pending. Cancel it?", ReasoningContent: "Ask the user."},
+			resumeScript.Pending.(string)},
+		{&plugin.Message{Role: "assistant", Content: "<b>a & b</b>\n\"quoted\"", ReasoningContent: "HTML stays as written."},
+			"Thought:\nHTML stays as written.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"<b>a & b</b>\\n\\\"quoted\\\"\"}}"},
+		// A history from another protocol: no thought in the content, two
+		// calls, arguments that are not JSON.
+		{&plugin.Message{Role: "assistant", ReasoningContent: "both", ToolCalls: []*plugin.ToolCall{call,
+			{Id: "x", Name: "cancel_order", Arguments: `{"order_id": "A1"`}}},
+			"Thought:\nboth\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}\nAction:\n{\"name\": \"cancel_order\", \"arguments\": \"{\\\"order_id\\\": \\\"A1\\\"\"}"},
+	}
+	for i, c := range cases {
+		got := Render(c.m, "respond")
+		if got != c.want {
+			t.Errorf("case %d: Render = %q, want %q", i, got, c.want)
+		}
+		if i > 2 {
+			continue
+		}
+		p := Parse(&plugin.Message{Role: "assistant", Content: got}, 3, "respond")
+		want := proto.Clone(c.m).(*plugin.Message)
+		for _, tc := range want.ToolCalls {
+			tc.Arguments = `{"order_id":"A1"}`
+		}
+		if diff := harnesstest.Diff(want, p.Canonical); diff != "" {
+			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,9 @@ func (r *runner) skipReason(name string) string {
 	}
 	if name == CheckSettings && r.desc.SettingsSchema == "" {
 		return `settings_schema is "" (the harness accepts any settings): nothing to check`
+	}
+	if name == CheckResume && !slices.Contains(r.desc.Capabilities, plugin.CapabilityResume) {
+		return `the harness does not declare the "resume" capability (RunEpisodeRequest.history)`
 	}
 	return ""
 }
@@ -670,6 +674,90 @@ func (r *runner) concurrent(ctx context.Context, p *problems) string {
 		}
 	}
 	return fmt.Sprintf("%d episodes ran at once on distinct hosts without crossing", concurrency)
+}
+
+// resumeCallID is the call id of the resume check's history: what a
+// harness numbering its calls by turn gives its first call.
+const resumeCallID = "call_0_0"
+
+// resumeHistory is the resume check's history (canonical messages without
+// the system message): the user's request, an echo call, its result.
+func resumeHistory(marker string) []*plugin.Message {
+	args := argsJSON(map[string]any{"text": marker + "-h"})
+	return []*plugin.Message{
+		{Role: plugin.RoleUser, Content: "Hello, please echo " + marker + "-h for me."},
+		{Role: plugin.RoleAssistant, ToolCalls: []*plugin.ToolCall{{Id: resumeCallID, Name: toolEcho, Arguments: args}}},
+		{Role: plugin.RoleTool, ToolCallId: resumeCallID, Name: toolEcho, Content: "echo: " + marker + "-h"},
+	}
+}
+
+func (r *runner) resume(ctx context.Context, p *problems) string {
+	ep := r.newEpisode("resume", func(marker string) script {
+		return func(n int) step {
+			if n == 0 {
+				return callEcho(marker + "-2")
+			}
+			return step{say: "I echoed " + marker + "-2 too."}
+		}
+	})
+	history := resumeHistory(ep.marker)
+	ep.req.History = history
+	followUp := "Now please echo " + ep.marker + "-2 too."
+	ep.host.user.opening = followUp
+	r.run(ctx, ep)
+	if !r.verify(p, ep, plugin.TerminationDone, true) {
+		return ""
+	}
+	tr := ep.resp.Trajectory
+	msgs := tr.Messages
+	switch {
+	case len(msgs) == 0 || msgs[0].Role != plugin.RoleSystem:
+		p.add("the canonical messages do not start with the system message")
+	case len(msgs) < 1+len(history):
+		p.add("the canonical messages hold %d messages after the system message, want the %d of the history first", len(msgs)-1, len(history))
+	default:
+		if d := messagesDiff(msgs[1:1+len(history)], history); d != "" {
+			p.add("the canonical messages after the system message are not exactly the history: %s", d)
+		}
+		if len(msgs) < 2+len(history) || msgs[1+len(history)].Role != plugin.RoleUser || msgs[1+len(history)].Content != followUp {
+			p.add("the user's follow-up does not come right after the history in the canonical messages")
+		}
+	}
+	reqs, _ := ep.host.model.requests()
+	if len(reqs) > 0 {
+		first := promptText(reqs[0].Messages)
+		for _, want := range []string{history[0].Content, history[2].Content, followUp} {
+			if !strings.Contains(first, want) {
+				p.add("the first prompt lacks %q", want)
+			}
+		}
+		if i, j := strings.Index(first, history[2].Content), strings.Index(first, followUp); i >= 0 && j >= 0 && j < i {
+			p.add("the first prompt has the follow-up before the history")
+		}
+	}
+	ureqs := ep.host.user.recorded()
+	if len(ureqs) == 0 {
+		p.add("User.Next was never called")
+	} else if d := messagesDiff(ureqs[0].Messages, history); d != "" {
+		p.add("the first User.Next did not get the history: %s", d)
+	}
+	calls, _ := ep.host.env.recorded()
+	if len(calls) != 1 {
+		p.add("Env saw %d calls, want 1 (the follow-up's; history calls must not run again)", len(calls))
+	}
+	for _, c := range calls {
+		if c.CallId == resumeCallID {
+			p.add("the new call reuses the history's call id %q", resumeCallID)
+		}
+	}
+	if len(tr.Turns) > 0 && tr.Turns[0].Index != 0 {
+		p.add("the first turn of the resumed run has index %d, want 0 (turns count this run's generations)", tr.Turns[0].Index)
+	}
+	newID := ""
+	if len(calls) > 0 {
+		newID = calls[0].CallId
+	}
+	return fmt.Sprintf("resumed after a %d-message history: its messages first, in the first prompt and the first User.Next; new call id %q", len(history), newID)
 }
 
 func (r *runner) settings(ctx context.Context, p *problems) string {

@@ -23,8 +23,11 @@ const (
 	CheckModelFailure    = "model_failure"
 	CheckEnvFailure      = "env_failure"
 	CheckConcurrent      = "concurrent_episodes"
-	CheckSettings        = "settings"
-	CheckFormatError     = "format_error"
+	// CheckResume runs only for a harness that declares
+	// plugin.CapabilityResume.
+	CheckResume      = "resume"
+	CheckSettings    = "settings"
+	CheckFormatError = "format_error"
 )
 
 // Options tune RunHarness. The zero value is ready to use.
@@ -56,8 +59,9 @@ type Check struct {
 	// (false for a skipped check).
 	Passed bool `json:"passed"`
 	// Skipped is true when the check does not apply (e.g. settings with a
-	// settings schema of "", episode checks of a custom format without
-	// Options.Model); Detail says why.
+	// settings schema of "", resume without the "resume" capability,
+	// episode checks of a custom format without Options.Model); Detail
+	// says why.
 	Skipped bool `json:"skipped"`
 	// Detail explains the outcome in plain words: what was seen on a pass,
 	// every unmet expectation ("; "-separated) on a failure.
@@ -131,6 +135,7 @@ func RunHarness(ctx context.Context, h plugin.Harness, opts Options) *Report {
 		{CheckModelFailure, r.modelFailure},
 		{CheckEnvFailure, r.envFailure},
 		{CheckConcurrent, r.concurrent},
+		{CheckResume, r.resume},
 		{CheckSettings, r.settings},
 		{CheckFormatError, r.formatError},
 	}

@@ -35,7 +35,7 @@ func skippedChecks(rep *Report) []string {
 
 var allChecks = []string{CheckDescribe, CheckBasicEpisode, CheckToolError, CheckMaxTurns, CheckMaxToolCalls,
 	CheckTurnDeadline, CheckEpisodeDeadline, CheckModelFailure, CheckEnvFailure, CheckConcurrent,
-	CheckSettings, CheckFormatError}
+	CheckResume, CheckSettings, CheckFormatError}
 
 func TestGoodHarnessPassesEveryFormat(t *testing.T) {
 	t.Parallel()
@@ -113,6 +113,8 @@ func TestBrokenHarnessesFailExactlyTheirChecks(t *testing.T) {
 		{"crashes on garbage", &testHarness{format: plugin.FormatHermes, panicOnGarbage: true}, []string{CheckFormatError}},
 		{"drops tool results", &testHarness{format: plugin.FormatReAct, dropResults: true}, []string{CheckBasicEpisode, CheckToolError}},
 		{"returns host errors", &testHarness{format: plugin.FormatNative, returnHostErrors: true}, []string{CheckModelFailure, CheckEnvFailure}},
+		{"ignores the history", &testHarness{format: plugin.FormatHermes, ignoreHistory: true}, []string{CheckResume}},
+		{"reuses history call ids", &testHarness{format: plugin.FormatReAct, historyIDs: true}, []string{CheckResume}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,6 +127,42 @@ func TestBrokenHarnessesFailExactlyTheirChecks(t *testing.T) {
 				t.Error("Passed() is true")
 			}
 		})
+	}
+}
+
+// Resume runs only for a harness that declares the capability, and its
+// failures say what is wrong.
+func TestResumeCheck(t *testing.T) {
+	t.Parallel()
+	rep := RunHarness(t.Context(), &testHarness{format: plugin.FormatNative, noResume: true}, Options{})
+	if !rep.Passed() || !slices.Equal(skippedChecks(rep), []string{CheckResume, CheckSettings}) {
+		t.Fatalf("without the capability: skipped %v, want [resume settings]\n%s", skippedChecks(rep), rep)
+	}
+	for _, c := range rep.Checks {
+		if c.Name == CheckResume && !strings.Contains(c.Detail, `does not declare the "resume" capability`) {
+			t.Errorf("resume skipped with %q", c.Detail)
+		}
+	}
+	want := map[string][]string{
+		"ignores": {"the canonical messages after the system message are not exactly the history",
+			`the first prompt lacks "echo: mk-resume-h"`, "the first User.Next did not get the history: 0 messages recorded, 3 sent"},
+		"ids": {`the new call reuses the history's call id "call_0_0"`, `tool_call id "call_0_0" is not unique`},
+	}
+	for name, h := range map[string]*testHarness{
+		"ignores": {format: plugin.FormatReAct, ignoreHistory: true},
+		"ids":     {format: plugin.FormatHermes, historyIDs: true},
+	} {
+		rep := RunHarness(t.Context(), h, Options{})
+		for _, c := range rep.Checks {
+			if c.Name != CheckResume {
+				continue
+			}
+			for _, w := range want[name] {
+				if !strings.Contains(c.Detail, w) {
+					t.Errorf("%s: resume detail %q lacks %q", name, c.Detail, w)
+				}
+			}
+		}
 	}
 }
 

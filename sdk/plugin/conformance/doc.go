@@ -17,4 +17,13 @@
 // model, unparseable output is a format-error turn, the limits end the
 // episode with their terminations, and a host service error ends it with
 // resp.Failure set and a nil error.
+//
+// A harness that declares plugin.CapabilityResume is also resumed from a
+// three-message history (user, assistant with an echo call of id
+// "call_0_0", its tool result) with a follow-up user message: its
+// canonical messages must be the system message then exactly the history,
+// the first prompt must hold the history (the user text and the tool
+// result) and the follow-up, the first User.Next must get the history, the
+// history's call must not run again and the new call's id must differ from
+// the history's. Without the capability that check is skipped.
 package conformance

@@ -24,10 +24,16 @@ type testHarness struct {
 	panicOnGarbage   bool // panics on unparseable output
 	dropResults      bool // tool results never reach the model
 	returnHostErrors bool // returns host errors instead of a Failure
+	noResume         bool // does not declare the resume capability
+	ignoreHistory    bool // declares resume but ignores the history
+	historyIDs       bool // numbers calls from 0 in a resumed run (reusing history ids)
 }
 
 func (h *testHarness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
 	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "test-harness", "0.1.0", h.format, h.schema
+	if !h.noResume {
+		resp.Capabilities = []string{plugin.CapabilityResume}
+	}
 	return nil
 }
 
@@ -82,6 +88,33 @@ func (h *testHarness) parse(m *plugin.Message, turn int) ([]*plugin.ToolCall, st
 	return calls, "", nil
 }
 
+// render writes history messages as this harness prompts its own turns.
+func (h *testHarness) render(history []*plugin.Message) []*plugin.Message {
+	var out []*plugin.Message
+	for _, m := range history {
+		switch {
+		case h.format == plugin.FormatNative:
+			out = append(out, m)
+		case m.Role == plugin.RoleTool:
+			out = append(out, &plugin.Message{Role: plugin.RoleUser, Content: "<tool_response>" + m.Content + "</tool_response>"})
+		case m.Role == plugin.RoleAssistant && len(m.ToolCalls) > 0:
+			text := m.Content
+			for _, c := range m.ToolCalls {
+				call := fmt.Sprintf("{\"name\":%q,\"arguments\":%s}", c.Name, c.Arguments)
+				if h.format == plugin.FormatReAct {
+					text += "Action: " + call
+					break // one action a turn
+				}
+				text += "<tool_call>" + call + "</tool_call>"
+			}
+			out = append(out, &plugin.Message{Role: plugin.RoleAssistant, Content: text})
+		default:
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
 	if h.schema != "" && req.Settings != "" {
 		var s map[string]any
@@ -115,16 +148,28 @@ func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plu
 	if err := host.Env().ListTools(ctx, &plugin.ListToolsRequest{}, &tools); err != nil {
 		return stop(err, nil)
 	}
+	history := req.History
+	if h.ignoreHistory || h.noResume {
+		history = nil
+	}
 	var open plugin.UserResponse
-	if err := host.User().Next(ctx, &plugin.UserRequest{}, &open); err != nil {
+	if err := host.User().Next(ctx, &plugin.UserRequest{Messages: slices.Clone(history)}, &open); err != nil {
 		return stop(err, nil)
 	}
 	sys := req.SystemPrompt + "\nTools:"
 	for _, t := range tools.Tools {
 		sys += "\n" + t.Name + ": " + t.Description
 	}
-	prompt := []*plugin.Message{{Role: plugin.RoleSystem, Content: sys}, {Role: plugin.RoleUser, Content: open.Content}}
-	tr.Messages = slices.Clone(prompt)
+	system := &plugin.Message{Role: plugin.RoleSystem, Content: sys}
+	user := &plugin.Message{Role: plugin.RoleUser, Content: open.Content}
+	prompt := append(append([]*plugin.Message{system}, h.render(history)...), user)
+	tr.Messages = append(append([]*plugin.Message{system}, history...), user)
+	idBase := 0 // turn numbers in call ids start past the history's
+	for _, m := range history {
+		if m.Role == plugin.RoleAssistant && !h.historyIDs {
+			idBase++
+		}
+	}
 	for turn := 0; ; turn++ {
 		if m := lim.GetMaxTurns(); m > 0 && turn >= int(m) && !h.ignoreMaxTurns {
 			tr.Termination = plugin.TerminationMaxTurns
@@ -134,7 +179,7 @@ func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plu
 		if ms := lim.GetTurnTimeoutMs(); ms > 0 {
 			tctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 		}
-		term, err := h.turn(tctx, host, req, tr, &prompt, tools.Tools, turn)
+		term, err := h.turn(tctx, host, req, tr, &prompt, tools.Tools, turn, idBase)
 		if err != nil {
 			err = stop(err, tctx)
 		}
@@ -149,7 +194,7 @@ func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plu
 }
 
 // turn runs one turn; it returns a termination when the episode ends.
-func (h *testHarness) turn(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, tr *plugin.Trajectory, prompt *[]*plugin.Message, tools []*plugin.Tool, n int) (string, error) {
+func (h *testHarness) turn(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, tr *plugin.Trajectory, prompt *[]*plugin.Message, tools []*plugin.Tool, n, idBase int) (string, error) {
 	g := &plugin.GenerateRequest{Messages: *prompt, Sampling: req.Sampling, Format: h.format}
 	if h.format == plugin.FormatNative {
 		g.Tools = tools
@@ -160,7 +205,7 @@ func (h *testHarness) turn(ctx context.Context, host plugin.Host, req *plugin.Ru
 	}
 	t := &plugin.Turn{Index: int32(n), Prompt: slices.Clone(*prompt), Response: out.Message}
 	tr.Turns = append(tr.Turns, t)
-	calls, say, err := h.parse(out.Message, n)
+	calls, say, err := h.parse(out.Message, idBase+n)
 	*prompt = append(*prompt, out.Message)
 	if err != nil {
 		if h.panicOnGarbage {

@@ -84,3 +84,32 @@ func Arguments(raw json.RawMessage) (string, error) {
 	}
 	return buf.String(), nil
 }
+
+// Encode writes a call as the JSON object the text protocols ask for:
+// {"name": <name>, "arguments": <args>} with name a JSON string (no HTML
+// escaping) and args compacted when they are a JSON object, "{}" when
+// empty, and otherwise (arguments that are not a JSON object, as a native
+// model may write them) as a JSON string holding them. Decode reads the
+// result back to name and args whenever args is a JSON object.
+func Encode(name, args string) string {
+	a := strings.TrimSpace(args)
+	var buf bytes.Buffer
+	switch {
+	case a == "":
+		buf.WriteString("{}")
+	case strings.HasPrefix(a, "{") && json.Valid([]byte(a)):
+		_ = json.Compact(&buf, []byte(a)) // valid JSON: cannot fail
+	default:
+		buf.WriteString(jsonString(args))
+	}
+	return `{"name": ` + jsonString(name) + `, "arguments": ` + buf.String() + `}`
+}
+
+// jsonString is s as a JSON string without HTML escaping.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}

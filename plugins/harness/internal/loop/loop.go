@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/sdk/plugin"
@@ -24,7 +26,11 @@ import (
 //     out of the canonical conversation and feedback goes to the model;
 //   - no Calls, no FormatError: a message to the user.
 type Parsed struct {
-	// Calls to run, in order, each with its id (unique in the episode).
+	// Calls to run, in order, each with its id. Run keeps ids unique in
+	// the conversation: it rewrites in place (c.Id) the id of a call that is
+	// empty or already used (in the history or by an earlier call), so
+	// Canonical.ToolCalls and Prompt's tool calls must hold the same
+	// *ToolCall values as Calls when they carry ids.
 	Calls []*plugin.ToolCall
 	// Canonical is the assistant message for the canonical trajectory:
 	// content without call markup, tool_calls = Calls. Unused for a
@@ -52,8 +58,17 @@ type Protocol interface {
 	// System renders the system message content from the domain policy
 	// (RunEpisodeRequest.SystemPrompt) and the offered tools.
 	System(policy string, offered []*plugin.Tool) string
-	// Parse reads the assistant message of turn (0-based).
+	// Parse reads one assistant message. turn is the number to use in the
+	// ids of the calls it assigns (CallID(turn, i)): the run's 0-based turn
+	// index plus the offset that keeps them clear of the history's ids
+	// (see Run).
 	Parse(msg *plugin.Message, turn int) Parsed
+	// Render returns the prompt form of a canonical assistant message of
+	// the history (RunEpisodeRequest.History): the message as this protocol
+	// would have put its own parsed turn back into the prompt, so that a
+	// resumed conversation reads as if the harness had produced it. It must
+	// not modify canonical.
+	Render(canonical *plugin.Message) *plugin.Message
 	// Refuse reports whether the harness refuses call itself (the call
 	// never reaches Env) and the error text the model gets instead.
 	Refuse(call *plugin.ToolCall) (reason string, refused bool)
@@ -64,8 +79,26 @@ type Protocol interface {
 }
 
 // Run drives one episode with p and fills resp.Trajectory (and
-// resp.Failure on a host failure; the partial trajectory is kept). It
-// returns nil: host failures are resp.Failure, never an error.
+// resp.Failure on a host failure; the partial trajectory is kept). Host
+// failures are resp.Failure, never an error; the only error is an invalid
+// req.History (see CheckHistory), returned before any host call.
+//
+// Resuming (req.History non-empty): the history follows the system message
+// in Trajectory.Messages as given (cloned), and goes into the prompt in the
+// protocol's format: user messages as they are, assistant messages as
+// p.Render gives them, and each run of tool messages after an assistant
+// message as p.Observe of their results (call id, name, content; tool
+// messages carry no is_error, so an error result is rendered like any
+// other). The first User.Next gets the history; the first generation
+// follows the user message it returns. The prompt is then the one the
+// harness would have built had it produced the history itself, except for
+// what the canonical messages do not keep (format-error turns and their
+// feedback, the raw text of text-protocol replies, is_error marks).
+// History calls do not run again. Turn indexes, limits and the
+// Trajectory's counters cover this run only; the ids of new calls never
+// repeat a history id: Parse gets turn numbers offset by the number of
+// assistant messages in the history, raised past any history id of the
+// form "call_<k>_<i>", and a call whose id is still taken is renamed.
 //
 // Limits (req.Limits; 0 = none): max_turns counts generations (format-error
 // turns included) and ends with "max_turns" before the generation past
@@ -83,7 +116,11 @@ type Protocol interface {
 // calls stay out of the canonical messages (Trajectory.Messages), which
 // are what User.Next receives.
 func Run(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse, p Protocol) error {
-	r := &runner{parent: ctx, host: host, req: req, p: p, tr: &plugin.Trajectory{}}
+	if err := CheckHistory(req.GetHistory()); err != nil {
+		return err
+	}
+	r := &runner{parent: ctx, host: host, req: req, p: p, tr: &plugin.Trajectory{},
+		used: map[string]bool{}, idBase: idBase(req.GetHistory())}
 	resp.Trajectory = r.tr
 	lim := req.GetLimits()
 	r.ep = ctx
@@ -115,6 +152,8 @@ type runner struct {
 	p          Protocol
 	tr         *plugin.Trajectory
 	prompt     []*plugin.Message // what the model sees
+	used       map[string]bool   // call ids of the conversation so far
+	idBase     int               // added to turn indexes for call ids
 }
 
 func end(termination string) error { return &ended{termination} }
@@ -143,9 +182,11 @@ func (r *runner) run() error {
 	system := &plugin.Message{Role: plugin.RoleSystem, Content: r.p.System(r.req.GetSystemPrompt(), offered)}
 	r.tr.Messages = []*plugin.Message{system}
 	r.prompt = []*plugin.Message{system}
+	r.resume()
 
 	var ur plugin.UserResponse
-	if err := r.host.User().Next(r.ep, &plugin.UserRequest{Messages: []*plugin.Message{}}, &ur); err != nil {
+	opening := &plugin.UserRequest{Messages: slices.Clone(r.tr.Messages[1:])}
+	if err := r.host.User().Next(r.ep, opening, &ur); err != nil {
 		return r.classify(err, nil)
 	}
 	if ur.Done {
@@ -163,6 +204,173 @@ func (r *runner) run() error {
 		if err := r.turn(turn, offered); err != nil {
 			return err
 		}
+	}
+}
+
+// resume appends the history to the canonical messages and renders it
+// into the prompt (see Run); it has been checked by CheckHistory.
+func (r *runner) resume() {
+	hist := r.req.GetHistory()
+	for i := 0; i < len(hist); {
+		m := proto.Clone(hist[i]).(*plugin.Message)
+		i++
+		r.tr.Messages = append(r.tr.Messages, m)
+		if m.Role != plugin.RoleAssistant {
+			r.prompt = append(r.prompt, m)
+			continue
+		}
+		names := map[string]string{}
+		for _, c := range m.ToolCalls {
+			r.used[c.Id] = true
+			names[c.Id] = c.Name
+		}
+		r.prompt = append(r.prompt, r.p.Render(m))
+		var results []*plugin.ToolResult
+		for ; i < len(hist) && hist[i].GetRole() == plugin.RoleTool; i++ {
+			t := proto.Clone(hist[i]).(*plugin.Message)
+			r.tr.Messages = append(r.tr.Messages, t)
+			name := t.Name
+			if name == "" {
+				name = names[t.ToolCallId]
+			}
+			results = append(results, &plugin.ToolResult{CallId: t.ToolCallId, Name: name, Content: t.Content})
+		}
+		if len(results) > 0 {
+			r.prompt = append(r.prompt, r.p.Observe(results, "")...)
+		}
+	}
+}
+
+// CheckHistory checks a RunEpisodeRequest.History: every message is a
+// user, assistant or tool message; every tool call of an assistant
+// message has an id unique in the history and a name; tool messages
+// directly follow the assistant message whose calls they answer, each
+// answering a different one of its calls, and every call is answered
+// before the next user or assistant message. An error names the message
+// (0-based index in the history) and what is wrong with it.
+func CheckHistory(history []*plugin.Message) error {
+	bad := func(i int, format string, a ...any) error {
+		return fmt.Errorf("history: message %d (%s): %s", i, history[i].GetRole(), fmt.Sprintf(format, a...))
+	}
+	ids := map[string]bool{}
+	var open map[string]bool // calls of the last assistant message: id -> answered
+	last := -1               // index of that assistant message
+	unanswered := func(before int) error {
+		for _, c := range history[last].GetToolCalls() {
+			if !open[c.Id] {
+				return bad(last, "tool call %q (%s) is not answered by a tool message before message %d", c.Id, c.Name, before)
+			}
+		}
+		return nil
+	}
+	for i, m := range history {
+		if m == nil {
+			return fmt.Errorf("history: message %d is nil", i)
+		}
+		if m.Role != plugin.RoleTool && last >= 0 {
+			if err := unanswered(i); err != nil {
+				return err
+			}
+			open, last = nil, -1
+		}
+		if m.Role != plugin.RoleAssistant && len(m.ToolCalls) > 0 {
+			return bad(i, "only assistant messages have tool_calls")
+		}
+		switch m.Role {
+		case plugin.RoleUser:
+		case plugin.RoleAssistant:
+			open, last = map[string]bool{}, i
+			for k, c := range m.ToolCalls {
+				switch {
+				case c.GetId() == "":
+					return bad(i, "tool call %d (%s) has no id", k, c.GetName())
+				case ids[c.Id]:
+					return bad(i, "tool call id %q is used twice in the history", c.Id)
+				case strings.TrimSpace(c.Name) == "":
+					return bad(i, "tool call %q has no name", c.Id)
+				}
+				ids[c.Id] = true
+				open[c.Id] = false
+			}
+		case plugin.RoleTool:
+			answered, ok := open[m.ToolCallId]
+			switch {
+			case last < 0:
+				return bad(i, "a tool message must follow the assistant message whose tool call it answers")
+			case !ok:
+				return bad(i, "answers tool call id %q, which the preceding assistant message (message %d) does not have", m.ToolCallId, last)
+			case answered:
+				return bad(i, "tool call %q is answered twice", m.ToolCallId)
+			}
+			open[m.ToolCallId] = true
+		case plugin.RoleSystem:
+			return bad(i, "the history holds no system message (the harness renders its own)")
+		default:
+			return bad(i, "role %q is not user, assistant or tool", m.Role)
+		}
+	}
+	if last >= 0 {
+		return unanswered(len(history))
+	}
+	return nil
+}
+
+// idBase is the number added to a resumed run's turn indexes in its call
+// ids: the number of assistant messages in history, raised past k for
+// every history id "call_<k>_<i>" (CallID's form), so that CallID never
+// gives a history id again.
+func idBase(history []*plugin.Message) int {
+	assistants, past := 0, 0
+	for _, m := range history {
+		if m.GetRole() != plugin.RoleAssistant {
+			continue
+		}
+		assistants++
+		for _, c := range m.ToolCalls {
+			if k, ok := callIDTurn(c.GetId()); ok && k >= past {
+				past = k + 1
+			}
+		}
+	}
+	return max(assistants, past)
+}
+
+// callIDTurn reads k of an id "call_<k>_<i>" (decimal, k below 1<<30).
+func callIDTurn(id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, "call_")
+	if !ok {
+		return 0, false
+	}
+	ks, is, ok := strings.Cut(rest, "_")
+	if !ok || !digits(ks) || !digits(is) || len(ks) > 9 {
+		return 0, false
+	}
+	k, err := strconv.Atoi(ks)
+	return k, err == nil
+}
+
+func digits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// uniqueIDs gives every call of parsed an id unused in the conversation:
+// an empty or taken id becomes CallID(turn, i), with a "_<n>" suffix if
+// that is taken too. It rewrites the *ToolCall values in place.
+func (r *runner) uniqueIDs(calls []*plugin.ToolCall, turn int) {
+	for i, c := range calls {
+		if c.Id == "" || r.used[c.Id] {
+			id := CallID(turn, i)
+			for n := 1; r.used[id]; n++ {
+				id = fmt.Sprintf("%s_%d", CallID(turn, i), n)
+			}
+			c.Id = id
+		}
+		r.used[c.Id] = true
 	}
 }
 
@@ -199,7 +407,8 @@ func (r *runner) turn(index int, offered []*plugin.Tool) error {
 		msg = &plugin.Message{Role: plugin.RoleAssistant}
 	}
 	t.Response = msg
-	parsed := r.p.Parse(msg, index)
+	parsed := r.p.Parse(msg, r.idBase+index)
+	r.uniqueIDs(parsed.Calls, r.idBase+index)
 	t.Calls = parsed.Calls
 	t.FormatError = parsed.FormatError
 	if parsed.FormatError != "" {
