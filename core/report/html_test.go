@@ -1,0 +1,161 @@
+package report
+
+import (
+	"bytes"
+	"html"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/weft-dev/weft/core/attribute"
+)
+
+func fixtureReport() ReportData {
+	eps := fixtureEpisodes()
+	sft, grpo := fixtureSFT(), fixtureGRPO()
+	return ReportData{Title: "retail smoke", Config: "configs/retail.hcl", GeneratedAt: "2026-01-02 03:04:05 UTC",
+		Metrics: Compute(eps, sft, grpo, 2), Episodes: eps, SFT: sft, GRPO: grpo}
+}
+
+// wantChartTexts are the text labels of each chart of fixtureReport, in
+// document order: bar charts give label then value per bar, column charts
+// count then label per column.
+var wantChartTexts = map[string][]string{
+	ChartPassRate: {"agentic × react", "50.0% (2/4)", "simuser × native", "66.7% (2/3)"},
+	ChartScoreHistogram: {"1", "0.0–0.1", "0", "0.1–0.2", "1", "0.2–0.3", "0", "0.3–0.4", "0", "0.4–0.5",
+		"1", "0.5–0.6", "0", "0.6–0.7", "0", "0.7–0.8", "0", "0.8–0.9", "4", "0.9–1.0"},
+	ChartToolErrorRate:     {"native", "12.5% (1/8)", "react", "25.0% (4/16)"},
+	ChartAttributions:      {"policy", "2", "environment", "1", "task", "0", "verifier", "1"},
+	ChartRejectionAttempts: {"4", "1", "1", "2", "1", "3"},
+}
+
+var textRE = regexp.MustCompile(`(?s)<text\b[^>]*>(.*?)</text>`)
+
+// chartTexts returns the <svg id=id> element of doc (HTML as written or as
+// serialized by a browser) and the unescaped contents of its <text>
+// elements; ok is false when there is no such svg.
+func chartTexts(doc, id string) (svg string, texts []string, ok bool) {
+	i := strings.Index(doc, `<svg id="`+id+`"`)
+	if i < 0 {
+		return "", nil, false
+	}
+	j := strings.Index(doc[i:], "</svg>")
+	if j < 0 {
+		return "", nil, false
+	}
+	svg = doc[i : i+j+len("</svg>")]
+	for _, m := range textRE.FindAllStringSubmatch(svg, -1) {
+		texts = append(texts, html.UnescapeString(m[1]))
+	}
+	return svg, texts, true
+}
+
+// checkReportDOM checks every chart of fixtureReport and the key table
+// numbers in doc.
+func checkReportDOM(t *testing.T, doc string) {
+	t.Helper()
+	for id, want := range wantChartTexts {
+		svg, got, ok := chartTexts(doc, id)
+		if !ok {
+			t.Errorf("no <svg id=%q>", id)
+			continue
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("chart %s labels (-want +got):\n%s", id, d)
+		}
+		// One bar or column per value, as rects.
+		if n, want := strings.Count(svg, "<rect"), len(want)/2; n != want {
+			t.Errorf("chart %s has %d rects, want %d", id, n, want)
+		}
+	}
+	for _, s := range []string{
+		"<title>retail smoke</title>", "configs/retail.hcl", "2026-01-02 03:04:05 UTC",
+		"<td class=\"num\">57.1%</td>",         // overall pass rate 4/7
+		"<td class=\"num\">0.679</td>",         // mean score 4.75/7
+		"<td class=\"num\">20.8% (5/24)</td>",  // tool error rate
+		"<td class=\"num\">0.444 / 0.444</td>", // pass@1 / pass^1
+		"<td class=\"num\">1.000 / 0.333</td>", // pass@2 / pass^2
+		"<td>1.00 1.00 0.50</td>",              // t1 agentic react scores by sample
+		"<td>infra 0.00</td>",                  // t2: an infra failure, then 0
+		"<td class=\"num\">4 (10.0%)</td>",     // GRPO masked segments
+		"plugin_crash: harness exited",         // the infra episode
+		"<td>policy: a1; environment: a2</td>", // t2's attributions
+		"<tr><th>SFT records (prefixes included)</th><td class=\"num\">3</td></tr>",
+		"<td class=\"num\">6</td>", // GRPO non-zero groups
+	} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	if n := strings.Count(doc, "<tr><td>t1</td>") + strings.Count(doc, "<tr><td>t2</td>"); n != 3 {
+		t.Errorf("per-task table has %d rows, want 3", n)
+	}
+}
+
+func TestWriteHTMLCharts(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	checkReportDOM(t, buf.String())
+	// Deterministic: the same data gives the same bytes.
+	var again bytes.Buffer
+	if err := WriteHTML(&again, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Error("two renderings of the same data differ")
+	}
+}
+
+// TestWriteHTMLSelfContained: nothing to fetch. No URL, no external
+// reference of any kind, no script.
+func TestWriteHTMLSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, fixtureReport()); err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.ToLower(buf.String())
+	for _, s := range []string{"http://", "https://", "//", "<script", "<link", "<img", "<iframe", "@import", "url(", "src=", "href="} {
+		if strings.Contains(doc, s) {
+			t.Errorf("report contains %q", s)
+		}
+	}
+}
+
+func TestWriteHTMLEscapesAndEmpty(t *testing.T) {
+	e := ep(`<b>"t&1"</b>`, "agentic", "react", 0, f(0), 1, 1, attribute.Class("<i>odd</i>"))
+	r := ReportData{Title: "<script>alert(1)</script>", Metrics: Compute([]Episode{e}, nil, nil, 1), Episodes: []Episode{e}}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	doc := buf.String()
+	for _, bad := range []string{"<script>", "<b>", "<i>odd"} {
+		if strings.Contains(doc, bad) {
+			t.Errorf("unescaped %q in report", bad)
+		}
+	}
+	// An unknown class gets its own bar after the four classes.
+	if _, got, _ := chartTexts(doc, ChartAttributions); !cmp.Equal(got, []string{"policy", "0", "environment", "0", "task", "0", "verifier", "0", "<i>odd</i>", "1"}) {
+		t.Errorf("attribution labels = %q", got)
+	}
+	// No SFT stage: no attempts chart, a note instead; no GRPO table.
+	if _, _, ok := chartTexts(doc, ChartRejectionAttempts); ok {
+		t.Error("attempts chart rendered without an SFT stage")
+	}
+	for _, s := range []string{"No rejection-sampling stage in this run.", "No GRPO stage in this run."} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	// A report of nothing still renders its charts, with "no data".
+	buf.Reset()
+	if err := WriteHTML(&buf, ReportData{Title: "empty", Metrics: Compute(nil, nil, nil, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, ok := chartTexts(buf.String(), ChartPassRate); !ok || !cmp.Equal(got, []string{"no data"}) {
+		t.Errorf("empty pass-rate chart labels = %q (ok %v)", got, ok)
+	}
+}
