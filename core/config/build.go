@@ -1,0 +1,630 @@
+package config
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Accessors of a node's attributes. Each returns def when the attribute is
+// absent; a value that is present but invalid is reported and def is
+// returned.
+
+func (n *node) has(name string) bool { _, ok := n.attrs[name]; return ok }
+
+// rng is the range of attribute name's value, or the block's header when
+// the attribute is absent.
+func (n *node) rng(name string) hcl.Range {
+	if a, ok := n.attrs[name]; ok {
+		return a.rng
+	}
+	return n.defRange
+}
+
+// elemRange is the range of element i of a list attribute written as a
+// list literal, else the whole value's range.
+func (n *node) elemRange(name string, i int) hcl.Range {
+	a := n.attrs[name]
+	if t, ok := a.expr.(*hclsyntax.TupleConsExpr); ok && i < len(t.Exprs) && len(t.Exprs) == a.val.LengthInt() {
+		return t.Exprs[i].Range()
+	}
+	return a.rng
+}
+
+func (n *node) str(name, def string) string {
+	if a, ok := n.attrs[name]; ok {
+		return a.val.AsString()
+	}
+	return def
+}
+
+func (n *node) num(name string, def float64) float64 {
+	if a, ok := n.attrs[name]; ok {
+		f, _ := a.val.AsBigFloat().Float64()
+		return f
+	}
+	return def
+}
+
+func (n *node) integer(name string, def int) int {
+	if a, ok := n.attrs[name]; ok {
+		i, _ := a.val.AsBigFloat().Int64()
+		return int(i)
+	}
+	return def
+}
+
+func (n *node) boolean(name string, def bool) bool {
+	if a, ok := n.attrs[name]; ok {
+		return a.val.True()
+	}
+	return def
+}
+
+func (n *node) strs(name string) []string {
+	a, ok := n.attrs[name]
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for it := a.val.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		out = append(out, e.AsString())
+	}
+	return out
+}
+
+func (n *node) child(typ string) *node {
+	if bs := n.blocks[typ]; len(bs) > 0 {
+		return bs[0]
+	}
+	return nil
+}
+
+// atLeast reports an int attribute below min.
+func (d *decoder) atLeast(n *node, name string, min int, why string) int {
+	v := n.integer(name, min)
+	if v < min {
+		d.errorf(n.rng(name), "Invalid "+strings.ReplaceAll(name, "_", " "),
+			"%s must be at least %d%s, got %d.", name, min, why, v)
+		return min
+	}
+	return v
+}
+
+// within reports a number attribute outside [lo, hi].
+func (d *decoder) within(n *node, name string, def, lo, hi float64) float64 {
+	v := n.num(name, def)
+	if math.IsNaN(v) || v < lo || v > hi {
+		d.errorf(n.rng(name), "Value out of range",
+			"%s must be in [%g, %g], got %g.", name, lo, hi, v)
+		return def
+	}
+	return v
+}
+
+// oneOf reports a string attribute that is not one of allowed.
+func (d *decoder) oneOf(n *node, name, def string, allowed []string, what string) string {
+	v := n.str(name, def)
+	if !slices.Contains(allowed, v) {
+		d.errorf(n.rng(name), "Unknown "+what,
+			"%q is not a %s; use one of %s.", v, what, quoted(allowed))
+		return def
+	}
+	return v
+}
+
+func (d *decoder) duration(n *node, name string) time.Duration {
+	if !n.has(name) {
+		return 0
+	}
+	s := n.str(name, "")
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		d.errorf(n.rng(name), "Invalid duration",
+			"%s must be a duration such as \"90s\", \"2m\" or \"1h30m\"; %q is not one.", name, s)
+		return 0
+	}
+	if v < 0 {
+		d.errorf(n.rng(name), "Invalid duration", "%s must not be negative, got %q.", name, s)
+		return 0
+	}
+	return v
+}
+
+// path resolves a path attribute; when it must exist and does not, that is
+// reported at the attribute.
+func (d *decoder) path(n *node, name string, mustExist bool, what string) string {
+	if !n.has(name) {
+		return ""
+	}
+	raw := n.str(name, "")
+	if raw == "" {
+		d.errorf(n.rng(name), "Empty path", "%s must not be empty.", name)
+		return ""
+	}
+	p := d.resolve(raw)
+	if mustExist {
+		d.exists(n.rng(name), raw, p, what)
+	}
+	return p
+}
+
+func (d *decoder) exists(rng hcl.Range, raw, p, what string) {
+	if _, err := os.Stat(p); err != nil {
+		detail := "%q resolves to %s, which does not exist (relative paths are relative to the config file's directory, %s)."
+		if !os.IsNotExist(err) {
+			detail = "%q resolves to %s, which cannot be read (relative paths are relative to the config file's directory, %s)."
+		}
+		d.errorf(rng, strings.ToUpper(what[:1])+what[1:]+" not found", detail, raw, p, d.dir)
+	}
+}
+
+func (d *decoder) paths(n *node, name, what string) []string {
+	var out []string
+	for i, raw := range n.strs(name) {
+		p := d.resolve(raw)
+		d.exists(n.elemRange(name, i), raw, p, what)
+		out = append(out, p)
+	}
+	return out
+}
+
+func (d *decoder) object(n *node, name string) json.RawMessage {
+	a, ok := n.attrs[name]
+	if !ok {
+		return nil
+	}
+	if !a.val.Type().IsObjectType() && !a.val.Type().IsMapType() {
+		d.errorf(a.rng, "Incorrect attribute value type",
+			"Inappropriate value for attribute %q: an object is required, got %s.", name, a.val.Type().FriendlyName())
+		return nil
+	}
+	b, err := ctyjson.Marshal(a.val, a.val.Type())
+	if err != nil {
+		d.errorf(a.rng, "Invalid value", "%s cannot be written as JSON: %v.", name, err)
+		return nil
+	}
+	return b
+}
+
+// names is a set of declared names of one kind, in file order.
+type names struct {
+	kind  string // "policy", "harness", ...
+	order []string
+}
+
+func (s *names) has(n string) bool { return slices.Contains(s.order, n) }
+
+// ref reports a reference to an undeclared name at rng.
+func (d *decoder) ref(decl *names, name string, rng hcl.Range, who string) {
+	if decl.has(name) {
+		return
+	}
+	declared := "none is declared"
+	if len(decl.order) > 0 {
+		declared = "declared: " + quoted(decl.order)
+	}
+	d.errorf(rng, "Undeclared "+decl.kind,
+		"%s names %s %q, but there is no %s \"%s\" block (%s).", who, decl.kind, name, decl.kind, name, declared)
+}
+
+var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// build turns the decoded tree into a Config, reporting semantic errors.
+func (d *decoder) build(root *node, file string) *Config {
+	cfg := &Config{File: file, Dir: d.dir}
+	modules := &names{kind: "module"}
+	policies := &names{kind: "policy"}
+	harnesses := &names{kind: "harness"}
+	views := &names{kind: "view"}
+
+	for _, n := range root.blocks["module"] {
+		m := Module{Name: n.label}
+		modules.order = append(modules.order, n.label)
+		set := 0
+		for _, k := range []string{"path", "bundle", "digest"} {
+			if n.has(k) {
+				set++
+			}
+		}
+		if set != 1 {
+			d.errorf(n.defRange, "Invalid module source",
+				"Module %q needs exactly one of path, bundle and digest; it has %d.", n.label, set)
+		}
+		m.Path = d.path(n, "path", true, "module path")
+		m.Bundle = d.path(n, "bundle", true, "module bundle")
+		m.Registry = d.path(n, "registry", false, "registry")
+		if n.has("digest") {
+			m.Digest = n.str("digest", "")
+			if !digestRE.MatchString(m.Digest) {
+				d.errorf(n.rng("digest"), "Invalid module digest",
+					"digest must be \"sha256:\" followed by 64 lowercase hex digits, got %q.", m.Digest)
+			}
+		}
+		for _, k := range []string{"schema", "seed", "seed_format"} {
+			if n.has(k) && !n.has("path") {
+				d.errorf(n.rng(k), "Attribute needs path",
+					"%s applies only to a module built from source (path); module %q has none.", k, n.label)
+			}
+		}
+		m.Schema = d.path(n, "schema", true, "module schema")
+		if m.Schema == "" && m.Path != "" {
+			if _, err := os.Stat(filepath.Join(m.Path, "schema.sql")); err == nil {
+				m.Schema = filepath.Join(m.Path, "schema.sql")
+			}
+		}
+		m.Seed = d.path(n, "seed", true, "module seed")
+		if m.Path != "" {
+			m.SeedFormat = d.oneOf(n, "seed_format", SeedState, []string{SeedState, SeedTau2Retail}, "seed format")
+		}
+		cfg.Modules = append(cfg.Modules, m)
+	}
+
+	for _, n := range root.blocks["tasks"] {
+		ts := TaskSet{Name: n.label}
+		if !n.has("tau2") && !n.has("weft") {
+			d.errorf(n.defRange, "No tasks",
+				"Task set %q needs a tau2 file, weft files, or both.", n.label)
+		}
+		ts.Tau2 = d.path(n, "tau2", true, "tau2 tasks file")
+		if ts.Tau2 != "" {
+			ts.Tau2Domain = d.oneOf(n, "tau2_domain", "retail", []string{"retail"}, "tau2 domain")
+		}
+		ts.Weft = d.paths(n, "weft", "weft tasks file")
+		ts.SystemPrompt = d.path(n, "system_prompt", true, "system prompt file")
+		if n.has("modules") {
+			ts.Modules = n.strs("modules")
+			for i, m := range ts.Modules {
+				d.ref(modules, m, n.elemRange("modules", i), "Task set "+quoted([]string{n.label}))
+			}
+		} else {
+			ts.Modules = slices.Clone(modules.order)
+		}
+		ts.IDs = n.strs("ids")
+		ts.Limit = d.atLeast(n, "limit", 0, "")
+		cfg.Tasks = append(cfg.Tasks, ts)
+	}
+
+	for _, n := range root.blocks["policy"] {
+		policies.order = append(policies.order, n.label)
+		cfg.Policies = append(cfg.Policies, d.policy(n))
+	}
+
+	for _, n := range root.blocks["harness"] {
+		harnesses.order = append(harnesses.order, n.label)
+		h := Harness{Name: n.label, Settings: json.RawMessage("{}")}
+		switch {
+		case n.has("builtin") && n.has("binary"):
+			d.errorf(n.defRange, "Invalid harness source",
+				"Harness %q has both builtin and binary; give one.", n.label)
+		case n.has("builtin"):
+			h.Builtin = d.oneOf(n, "builtin", "", BuiltinHarnesses, "built-in harness")
+		case n.has("binary"):
+			h.Binary = d.path(n, "binary", true, "harness binary")
+		case slices.Contains(BuiltinHarnesses, n.label):
+			h.Builtin = n.label
+		default:
+			d.errorf(n.defRange, "Invalid harness source",
+				"Harness %q needs builtin (one of %s) or binary.", n.label, quoted(BuiltinHarnesses))
+		}
+		h.Args = n.strs("args")
+		if n.has("args") && h.Binary == "" {
+			d.errorf(n.rng("args"), "Attribute needs binary", "args applies only to a harness binary.")
+		}
+		if s := d.object(n, "settings"); s != nil {
+			h.Settings = s
+		}
+		cfg.Harnesses = append(cfg.Harnesses, h)
+	}
+
+	for _, n := range root.blocks["view"] {
+		if !slices.Contains(Views, n.label) {
+			d.errorf(n.labelRange, "Unknown view",
+				"%q is not a task view; use one of %s.", n.label, quoted(Views))
+			continue
+		}
+		views.order = append(views.order, n.label)
+	}
+	cfg.Views = slices.Clone(views.order)
+
+	if mix := root.child("mix"); mix != nil {
+		entries := mix.blocks["entry"]
+		if len(entries) == 0 {
+			d.errorf(mix.defRange, "Empty mix", "The mix needs at least one entry block.")
+		}
+		sum := 0.0
+		for _, e := range entries {
+			me := MixEntry{View: e.str("view", ""), Harness: e.str("harness", ""), Weight: e.num("weight", 1)}
+			if e.has("view") {
+				d.ref(views, me.View, e.rng("view"), "Mix entry")
+			}
+			if e.has("harness") {
+				d.ref(harnesses, me.Harness, e.rng("harness"), "Mix entry")
+			}
+			if math.IsNaN(me.Weight) || math.IsInf(me.Weight, 0) || me.Weight < 0 {
+				d.errorf(e.rng("weight"), "Invalid mix weight",
+					"A weight must be a finite number >= 0, got %g.", me.Weight)
+				me.Weight = 0
+			}
+			sum += me.Weight
+			cfg.Mix = append(cfg.Mix, me)
+		}
+		if len(entries) > 0 && sum == 0 {
+			d.errorf(mix.defRange, "Mix weights are all zero",
+				"At least one mix entry needs a weight > 0, or no episode would run.")
+		}
+	} else {
+		for _, v := range views.order {
+			for _, h := range harnesses.order {
+				cfg.Mix = append(cfg.Mix, MixEntry{View: v, Harness: h, Weight: 1})
+			}
+		}
+	}
+
+	cfg.Verifier = d.plugin(root.child("verifier"), "verifier", "exec", policies)
+	cfg.Attributor = d.plugin(root.child("attributor"), "attributor", "rules", nil)
+
+	if n := root.child("rollout"); n != nil {
+		r := Rollout{Policy: n.str("policy", "")}
+		if n.has("policy") {
+			d.ref(policies, r.Policy, n.rng("policy"), "rollout")
+		}
+		r.EpisodesPerTask = d.atLeast(n, "episodes_per_task", 1, "")
+		r.Concurrency = d.atLeast(n, "concurrency", 1, "")
+		r.EpisodeTimeout = d.duration(n, "episode_timeout")
+		r.TurnTimeout = d.duration(n, "turn_timeout")
+		r.Retries = d.atLeast(n, "retries", 0, " (the number of extra attempts)")
+		r.Backoff = d.duration(n, "backoff")
+		r.MaxTurns = d.atLeast(n, "max_turns", 0, " (0 = no cap)")
+		r.MaxToolCalls = d.atLeast(n, "max_tool_calls", 0, " (0 = no cap)")
+		r.Seed = uint64(d.atLeast(n, "seed", 0, ""))
+		if !n.has("seed") {
+			r.Seed = 1
+		}
+		cfg.Rollout = r
+	}
+
+	defView := ""
+	if views.has("simuser") {
+		defView = "simuser"
+	} else if len(views.order) > 0 {
+		defView = views.order[0]
+	}
+	defHarness := ""
+	if len(harnesses.order) > 0 {
+		defHarness = harnesses.order[0]
+	}
+	pair := func(n *node, who string) (string, string) {
+		v, h := n.str("view", defView), n.str("harness", defHarness)
+		if n.has("view") {
+			d.ref(views, v, n.rng("view"), who)
+		}
+		if n.has("harness") {
+			d.ref(harnesses, h, n.rng("harness"), who)
+		}
+		return v, h
+	}
+
+	if n := root.child("sft"); n != nil {
+		s := &SFT{Policy: n.str("policy", "")}
+		if n.has("policy") {
+			d.ref(policies, s.Policy, n.rng("policy"), "sft")
+		}
+		s.Mode = d.oneOf(n, "mode", "prefix", []string{"prefix", "end_to_end"}, "rejection-sampling mode")
+		s.Retries = d.atLeast(n, "retries", 0, " (the retry limit: extra candidates per turn)")
+		if !n.has("retries") {
+			s.Retries = 3
+		}
+		s.Threshold = d.within(n, "threshold", 1, 0, 1)
+		s.View, s.Harness = pair(n, "sft")
+		cfg.SFT = s
+	}
+
+	if n := root.child("grpo"); n != nil {
+		g := &GRPO{Policy: n.str("policy", cfg.Rollout.Policy)}
+		if n.has("policy") {
+			d.ref(policies, g.Policy, n.rng("policy"), "grpo")
+		}
+		g.GroupSize = 8
+		if n.has("group_size") {
+			g.GroupSize = n.integer("group_size", 8)
+			if g.GroupSize < 2 {
+				d.errorf(n.rng("group_size"), "Group too small",
+					"group_size (G) must be at least 2: a group-normalised advantage compares each candidate with the others; got %d.", g.GroupSize)
+			}
+		}
+		g.Eps = n.num("eps", 1e-6)
+		if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
+			d.errorf(n.rng("eps"), "Invalid eps", "eps must be a finite number > 0, got %g.", g.Eps)
+		}
+		g.Level = d.oneOf(n, "level", "atomic_turn", []string{"atomic_turn", "trajectory"}, "GRPO level")
+		g.Continue = d.oneOf(n, "continue", "first", []string{"first", "random", "reference"}, "continuation")
+		g.Mask = n.boolean("mask", true)
+		g.Reward = d.oneOf(n, "reward", "binary", GRPORewards, "GRPO reward")
+		g.View, g.Harness = pair(n, "grpo")
+		if f := n.child("consistency_filter"); f != nil {
+			g.Filter = &Filter{
+				MinCorrelation: d.within(f, "min_correlation", 0.5, -1, 1),
+				MinAgreement:   d.within(f, "min_agreement", 0.8, 0, 1),
+				RubricPass:     d.within(f, "rubric_pass", 0.5, 0, 1),
+				MinRollouts:    d.atLeast(f, "min_rollouts", 2, " (a correlation needs two points)"),
+			}
+			if !f.has("min_rollouts") {
+				g.Filter.MinRollouts = 4
+			}
+			if cfg.Verifier.Judge == "" {
+				d.errorf(f.defRange, "Consistency filter needs a judge",
+					"The consistency filter compares executable scores with rubric scores; set verifier { judge = \"POLICY\" } so rubric items are scored.")
+			}
+		}
+		cfg.GRPO = g
+	}
+
+	if n := root.child("pipeline"); n != nil && n.has("stages") {
+		cfg.Stages = d.stages(n, cfg)
+	}
+
+	out := root.child("output")
+	if out == nil {
+		out = &node{attrs: map[string]*attrVal{}}
+	}
+	cfg.Output.Dir = d.path(out, "dir", false, "output dir")
+	if cfg.Output.Dir == "" {
+		cfg.Output.Dir = filepath.Join(d.dir, "runs", strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	}
+	if out.has("formats") {
+		cfg.Output.Formats = []string{}
+		for i, f := range out.strs("formats") {
+			if !slices.Contains(ExportFormats, f) {
+				d.errorf(out.elemRange("formats", i), "Unknown export format",
+					"%q is not an export format; use one of %s.", f, quoted(ExportFormats))
+			}
+			cfg.Output.Formats = append(cfg.Output.Formats, f)
+		}
+	} else {
+		cfg.Output.Formats = []string{"trl_jsonl", "rl_jsonl"}
+	}
+	return cfg
+}
+
+func (d *decoder) policy(n *node) Policy {
+	p := Policy{Name: n.label}
+	ep, sc := n.child("endpoint"), n.child("scripted")
+	switch {
+	case ep != nil && sc != nil:
+		d.errorf(sc.defRange, "Invalid policy",
+			"Policy %q has both an endpoint block and a scripted block; a policy is one or the other.", n.label)
+	case ep == nil && sc == nil:
+		d.errorf(n.defRange, "Invalid policy",
+			"Policy %q needs an endpoint block (an OpenAI-compatible model) or a scripted block (the offline scripted policy).", n.label)
+	}
+	if ep != nil {
+		e := &Endpoint{BaseURL: ep.str("base_url", ""), Model: ep.str("model", ""), APIKeyEnv: ep.str("api_key_env", "")}
+		if ep.has("base_url") {
+			u, err := url.Parse(e.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				d.errorf(ep.rng("base_url"), "Invalid base_url",
+					"base_url must be an http or https URL such as \"http://127.0.0.1:8000/v1\", got %q.", e.BaseURL)
+			}
+		}
+		if ep.has("model") && e.Model == "" {
+			d.errorf(ep.rng("model"), "Empty model", "model must name the model the endpoint serves.")
+		}
+		e.Timeout = d.duration(ep, "timeout")
+		e.MaxRetries = d.atLeast(ep, "max_retries", -1, " (-1 = no retries)")
+		if !ep.has("max_retries") {
+			e.MaxRetries = 0
+		}
+		e.MaxConcurrency = d.atLeast(ep, "max_concurrency", 0, " (0 = no cap)")
+		e.ExtraBody = d.object(ep, "extra_body")
+		p.Endpoint = e
+	}
+	if sc != nil {
+		s := &Scripted{Seed: 1}
+		if sc.has("seed") {
+			s.Seed = uint64(d.atLeast(sc, "seed", 0, ""))
+		}
+		if f := sc.child("faults"); f != nil {
+			s.Faults = Faults{
+				WrongArgument:    d.within(f, "wrong_argument", 0, 0, 1),
+				SkipStep:         d.within(f, "skip_step", 0, 0, 1),
+				ExtraCall:        d.within(f, "extra_call", 0, 0, 1),
+				HallucinatedTool: d.within(f, "hallucinated_tool", 0, 0, 1),
+				MalformedCall:    d.within(f, "malformed_call", 0, 0, 1),
+				EarlyStop:        d.within(f, "early_stop", 0, 0, 1),
+			}
+		}
+		p.Scripted = s
+	}
+	if sm := n.child("sampling"); sm != nil {
+		if sm.has("temperature") {
+			t := d.within(sm, "temperature", 1, 0, 2)
+			p.Sampling.Temperature = &t
+		}
+		if sm.has("top_p") {
+			t := d.within(sm, "top_p", 1, 0, 1)
+			if t == 0 {
+				d.errorf(sm.rng("top_p"), "Value out of range", "top_p must be in (0, 1], got 0.")
+			}
+			p.Sampling.TopP = &t
+		}
+		p.Sampling.MaxTokens = d.atLeast(sm, "max_tokens", 0, " (0 = the endpoint's default)")
+		if sm.has("seed") {
+			s := int64(sm.integer("seed", 0))
+			p.Sampling.Seed = &s
+		}
+		p.Sampling.Stop = sm.strs("stop")
+		p.Sampling.Logprobs = sm.boolean("logprobs", false)
+	}
+	return p
+}
+
+// plugin decodes the verifier or attributor block (n may be nil).
+func (d *decoder) plugin(n *node, what, builtin string, policies *names) Plugin {
+	if n == nil {
+		return Plugin{Builtin: builtin}
+	}
+	var p Plugin
+	switch {
+	case n.has("builtin") && n.has("binary"):
+		d.errorf(n.defRange, "Invalid "+what+" source", "The %s has both builtin and binary; give one.", what)
+	case n.has("binary"):
+		p.Binary = d.path(n, "binary", true, what+" binary")
+	default:
+		p.Builtin = d.oneOf(n, "builtin", builtin, []string{builtin}, "built-in "+what)
+	}
+	p.Args = n.strs("args")
+	if n.has("args") && p.Binary == "" {
+		d.errorf(n.rng("args"), "Attribute needs binary", "args applies only to a %s binary.", what)
+	}
+	if policies != nil && n.has("judge") {
+		p.Judge = n.str("judge", "")
+		d.ref(policies, p.Judge, n.rng("judge"), what+" judge")
+	}
+	return p
+}
+
+// stages checks the pipeline: known stages, in order, at most once each,
+// and the blocks the stages need.
+func (d *decoder) stages(n *node, cfg *Config) []string {
+	stages := n.strs("stages")
+	last, lastName := -1, ""
+	for i, s := range stages {
+		rng := n.elemRange("stages", i)
+		pos := slices.Index(AllStages, s)
+		switch {
+		case pos < 0:
+			d.errorf(rng, "Unknown stage", "%q is not a pipeline stage; use %s.", s, quoted(AllStages))
+			continue
+		case pos == last:
+			d.errorf(rng, "Duplicate stage", "Stage %q is listed twice; each stage runs at most once.", s)
+			continue
+		case pos < last:
+			d.errorf(rng, "Stage out of order",
+				"Stage %q must come before %q: stages run in the order %s.", s, lastName, quoted(AllStages))
+			continue
+		}
+		last, lastName = pos, s
+		switch {
+		case s == "sft" && cfg.SFT == nil:
+			d.errorf(rng, "Stage needs a block", "The sft stage needs an sft block (the teacher policy and the retry limit).")
+		case s == "grpo" && cfg.GRPO == nil:
+			d.errorf(rng, "Stage needs a block", "The grpo stage needs a grpo block (group size, reward, ...).")
+		}
+	}
+	if len(stages) == 0 {
+		d.errorf(n.rng("stages"), "No stages", "The pipeline needs at least one stage; use %s.", quoted(AllStages))
+	}
+	return stages
+}

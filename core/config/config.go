@@ -1,0 +1,371 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Config is a decoded, validated experiment config. Paths are absolute
+// (relative paths in the file are resolved against the directory of the
+// config file), durations are time.Duration, and every default documented
+// on the fields is filled in. Slices keep the order of the file.
+type Config struct {
+	// File is the absolute path of the config file.
+	File string `json:"file"`
+	// Dir is the directory relative paths were resolved against.
+	Dir string `json:"dir"`
+	// Variables are the final values of the config's variables (defaults
+	// overridden by LoadOptions.Vars), each as JSON.
+	Variables map[string]json.RawMessage `json:"variables"`
+
+	Modules   []Module  `json:"modules"`
+	Tasks     []TaskSet `json:"tasks"`
+	Policies  []Policy  `json:"policies"`
+	Harnesses []Harness `json:"harnesses"`
+	// Views are the declared task views, "agentic" and/or "simuser".
+	Views []string `json:"views"`
+	// Mix is the rollout mix over view x harness pairs. When the file has
+	// no mix block it is every declared view with every declared harness,
+	// weight 1, views outer and harnesses inner, in file order.
+	Mix        []MixEntry `json:"mix"`
+	Verifier   Plugin     `json:"verifier"`
+	Attributor Plugin     `json:"attributor"`
+	Rollout    Rollout    `json:"rollout"`
+	// SFT is nil when the file has no sft block.
+	SFT *SFT `json:"sft,omitempty"`
+	// GRPO is nil when the file has no grpo block.
+	GRPO *GRPO `json:"grpo,omitempty"`
+	// Stages are the pipeline stages to run, a subsequence of AllStages in
+	// that order.
+	Stages []string `json:"stages"`
+	Output Output   `json:"output"`
+}
+
+// Module is one tool module of the experiment (a `module "NAME"` block).
+// Exactly one of Path, Bundle and Digest is set.
+type Module struct {
+	// Name is the block label: the name tasks reference the module by and
+	// the name it is stored under in the registry.
+	Name string `json:"name"`
+	// Path is the directory of a Go tool-module package, compiled with
+	// `weft module build` (GOOS=wasip1).
+	Path string `json:"path,omitempty"`
+	// Schema is the DDL file of the tables the module owns; with Path, ""
+	// means Path/schema.sql if it exists.
+	Schema string `json:"schema,omitempty"`
+	// Seed is the seed-rows file; "" = none.
+	Seed string `json:"seed,omitempty"`
+	// SeedFormat says how Seed is read: SeedState (a weft.state/v1 file or
+	// {table: [rows]} JSON, the format of `weft module build --seed`) or
+	// SeedTau2Retail (a tau2-bench retail db.json, loaded by
+	// examples/modules/retail/retaildb). Default SeedState.
+	SeedFormat string `json:"seed_format,omitempty"`
+	// Bundle is a bundle tar written by `weft module build -o`.
+	Bundle string `json:"bundle,omitempty"`
+	// Digest is "sha256:" + 64 lowercase hex digits: a module already in
+	// the registry.
+	Digest string `json:"digest,omitempty"`
+	// Registry is the module registry directory; "" = the default
+	// ($WEFT_REGISTRY or the user cache dir).
+	Registry string `json:"registry,omitempty"`
+}
+
+// Seed formats of Module.SeedFormat.
+const (
+	SeedState      = "state"
+	SeedTau2Retail = "tau2_retail"
+)
+
+// TaskSet is one `tasks "NAME"` block: tasks read from a tau2-bench tasks
+// file and/or weft.tasks/v1 files.
+type TaskSet struct {
+	Name string `json:"name"`
+	// Tau2 is a tau2-bench tasks.json, converted with task.FromTau2 (one
+	// atomic task per state-changing gold action); "" = none.
+	Tau2 string `json:"tau2,omitempty"`
+	// Tau2Domain names the read-only tool set the conversion uses; only
+	// "retail" (task.RetailReadOnly) exists. Default "retail".
+	Tau2Domain string `json:"tau2_domain,omitempty"`
+	// Weft are weft.tasks/v1 files.
+	Weft []string `json:"weft,omitempty"`
+	// Modules name the module blocks the tasks run on (tau2 tasks get them
+	// as task.Tau2Options.Modules). Default: every declared module.
+	Modules []string `json:"modules"`
+	// SystemPrompt is a file holding the domain policy the harness puts in
+	// the agent's system prompt; "" = none.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// IDs keeps only the tasks with these ids (the tau2 id for tau2 tasks);
+	// empty = all.
+	IDs []string `json:"ids,omitempty"`
+	// Limit keeps the first Limit tasks after the IDs filter; 0 = all.
+	Limit int `json:"limit"`
+}
+
+// Policy is one `policy "NAME"` block. Exactly one of Endpoint and Scripted
+// is set.
+type Policy struct {
+	Name     string    `json:"name"`
+	Endpoint *Endpoint `json:"endpoint,omitempty"`
+	Scripted *Scripted `json:"scripted,omitempty"`
+	// Sampling applies to every request of an endpoint policy.
+	Sampling Sampling `json:"sampling"`
+}
+
+// Endpoint is an OpenAI-compatible chat-completions endpoint (vLLM, SGLang,
+// Ollama, llama.cpp server); its fields map to model.ClientConfig.
+type Endpoint struct {
+	// BaseURL is the API root including the version path, e.g.
+	// "http://127.0.0.1:8000/v1". Required, http or https.
+	BaseURL string `json:"base_url"`
+	// Model is the request's "model" field. Required.
+	Model string `json:"model"`
+	// APIKeyEnv names the environment variable `weft run` reads the API key
+	// from; "" = no key. The key itself is never in the config.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Timeout bounds each HTTP attempt (ClientConfig.RequestTimeout);
+	// 0 = the client's default.
+	Timeout time.Duration `json:"timeout"`
+	// MaxRetries of a retryable failure (ClientConfig.MaxRetries);
+	// 0 = the client's default, -1 = none.
+	MaxRetries int `json:"max_retries"`
+	// MaxConcurrency caps requests in flight; 0 = no cap.
+	MaxConcurrency int `json:"max_concurrency"`
+	// ExtraBody is a JSON object merged into every request body
+	// (ClientConfig.ExtraBody); nil = none.
+	ExtraBody json.RawMessage `json:"extra_body,omitempty"`
+}
+
+// Scripted is the offline scripted policy (core/model/scripted): it
+// follows each task's reference solution with seeded faults.
+type Scripted struct {
+	// Seed of the fault draws (scripted.New's seed). Default 1.
+	Seed uint64 `json:"seed"`
+	// Faults are the per-step fault probabilities, each in [0, 1].
+	Faults Faults `json:"faults"`
+}
+
+// Faults mirrors scripted.Faults: per-step probabilities in [0, 1],
+// default 0.
+type Faults struct {
+	WrongArgument    float64 `json:"wrong_argument"`
+	SkipStep         float64 `json:"skip_step"`
+	ExtraCall        float64 `json:"extra_call"`
+	HallucinatedTool float64 `json:"hallucinated_tool"`
+	MalformedCall    float64 `json:"malformed_call"`
+	EarlyStop        float64 `json:"early_stop"`
+}
+
+// Sampling mirrors model.Sampling; nil pointers and zero values mean the
+// endpoint's default.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	// MaxTokens caps each completion, in tokens; 0 = endpoint default.
+	MaxTokens int      `json:"max_tokens"`
+	Seed      *int64   `json:"seed,omitempty"`
+	Stop      []string `json:"stop,omitempty"`
+	Logprobs  bool     `json:"logprobs"`
+}
+
+// Harness is one `harness "NAME"` block. Exactly one of Builtin and Binary
+// is set.
+type Harness struct {
+	// Name is the block label, the harness name in rollout jobs.
+	Name string `json:"name"`
+	// Builtin is one of BuiltinHarnesses.
+	Builtin string `json:"builtin,omitempty"`
+	// Binary is a harness plugin executable (sdk/plugin.Serve).
+	Binary string `json:"binary,omitempty"`
+	// Args are extra arguments for Binary.
+	Args []string `json:"args,omitempty"`
+	// Settings is the harness settings JSON object (host.Executor.Settings);
+	// "{}" when not set.
+	Settings json.RawMessage `json:"settings"`
+}
+
+// Plugin is the verifier or the attributor: a built-in plugin or a plugin
+// binary. Exactly one of Builtin and Binary is set.
+type Plugin struct {
+	// Builtin is "exec" (verifier) or "rules" (attributor), the default.
+	Builtin string   `json:"builtin,omitempty"`
+	Binary  string   `json:"binary,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Judge names the policy that scores rubric items (verifier only);
+	// "" = rubric items are not scored.
+	Judge string `json:"judge,omitempty"`
+}
+
+// MixEntry is one view x harness pair of the rollout mix.
+type MixEntry struct {
+	View    string `json:"view"`
+	Harness string `json:"harness"`
+	// Weight is relative (weights need not sum to 1), >= 0; the sum over
+	// the mix is > 0. See Apportion.
+	Weight float64 `json:"weight"`
+}
+
+// Rollout is the `rollout` block: how episodes run.
+type Rollout struct {
+	// Policy names the policy block that acts in the episodes. Required.
+	Policy string `json:"policy"`
+	// EpisodesPerTask is how many episodes each task gets (k of pass@k),
+	// apportioned over the mix by Apportion. Default 1.
+	EpisodesPerTask int `json:"episodes_per_task"`
+	// Concurrency is the hard cap on episodes in flight
+	// (rollout.Options.Concurrency). Default 1.
+	Concurrency int `json:"concurrency"`
+	// EpisodeTimeout bounds each attempt of an episode; 0 = none.
+	EpisodeTimeout time.Duration `json:"episode_timeout"`
+	// TurnTimeout bounds each model turn (plugin Limits); 0 = none.
+	TurnTimeout time.Duration `json:"turn_timeout"`
+	// Retries of an episode after a retryable infrastructure failure
+	// (rollout.Options.Retries). Default 0.
+	Retries int `json:"retries"`
+	// Backoff is the wait before each retry; 0 = none.
+	Backoff time.Duration `json:"backoff"`
+	// MaxTurns and MaxToolCalls cap an episode (plugin Limits); 0 = none.
+	MaxTurns     int `json:"max_turns"`
+	MaxToolCalls int `json:"max_tool_calls"`
+	// Seed is the base of the episode seeds. Default 1.
+	Seed uint64 `json:"seed"`
+}
+
+// SFT is the `sft` block: prefix-preserving rejection sampling.
+type SFT struct {
+	// Policy names the teacher policy whose accepted turns become SFT data.
+	Policy string `json:"policy"`
+	// Mode is "prefix" (resample one atomic turn at a time from the kept
+	// prefix) or "end_to_end" (resample whole episodes). Default "prefix".
+	Mode string `json:"mode"`
+	// Retries is how many extra candidates a turn (or episode) gets before
+	// it is abandoned. Default 3.
+	Retries int `json:"retries"`
+	// Threshold: a candidate is accepted when its reward >= Threshold,
+	// in [0, 1]. Default 1.
+	Threshold float64 `json:"threshold"`
+	// View and Harness of the sampled episodes. Default: "simuser" when
+	// declared, else the first view; the first harness.
+	View    string `json:"view"`
+	Harness string `json:"harness"`
+}
+
+// GRPO is the `grpo` block: atomic-turn GRPO data.
+type GRPO struct {
+	// Policy names the policy whose candidates are sampled. Default: the
+	// rollout policy.
+	Policy string `json:"policy"`
+	// GroupSize is G, the candidates sampled per group, >= 2. Default 8.
+	GroupSize int `json:"group_size"`
+	// Eps is the epsilon of the advantage normalisation, > 0.
+	// Default 1e-6.
+	Eps float64 `json:"eps"`
+	// Level is "atomic_turn" (a group per atomic turn from restored state)
+	// or "trajectory" (a group of whole episodes). Default "atomic_turn".
+	Level string `json:"level"`
+	// Continue picks the prefix the next turn's group starts from: "first"
+	// (the first candidate), "random" (a seeded random candidate) or
+	// "reference" (the reference solution's turn). Default "first".
+	Continue string `json:"continue"`
+	// Mask zeroes the advantage of candidates an undesirable-pattern
+	// detector fired on. Default true.
+	Mask bool `json:"mask"`
+	// Reward is one of GRPORewards. Default "binary".
+	Reward string `json:"reward"`
+	// View and Harness of the sampled episodes; defaults as in SFT.
+	View    string `json:"view"`
+	Harness string `json:"harness"`
+	// Filter is the task-verifier consistency filter (train.FilterConfig);
+	// nil when the block has no consistency_filter.
+	Filter *Filter `json:"consistency_filter,omitempty"`
+}
+
+// Filter mirrors train.FilterConfig.
+type Filter struct {
+	// MinCorrelation in [-1, 1]. Default 0.5.
+	MinCorrelation float64 `json:"min_correlation"`
+	// MinAgreement in [0, 1]. Default 0.8.
+	MinAgreement float64 `json:"min_agreement"`
+	// RubricPass in [0, 1]. Default 0.5.
+	RubricPass float64 `json:"rubric_pass"`
+	// MinRollouts >= 2. Default 4.
+	MinRollouts int `json:"min_rollouts"`
+}
+
+// Output is the `output` block: the run folder.
+type Output struct {
+	// Dir is the run folder. Default "runs/<config file name without
+	// .hcl>" next to the config file.
+	Dir string `json:"dir"`
+	// Formats are the export formats (ExportFormats), in file order.
+	// Default ["trl_jsonl", "rl_jsonl"].
+	Formats []string `json:"formats"`
+}
+
+// Names the schema accepts.
+var (
+	// AllStages are the pipeline stages in the only order they run.
+	AllStages = []string{"import", "rollout", "verify", "attribute", "sft", "grpo", "export", "report"}
+	// BuiltinHarnesses are plugins/builtin.Names().
+	BuiltinHarnesses = []string{"hermes", "native", "react"}
+	// Views are the task views (task.ViewAgentic, task.ViewSimUser).
+	Views = []string{"agentic", "simuser"}
+	// ExportFormats are the output formats: TRL SFT JSONL, verl SFT
+	// parquet, RL JSONL, verl RL parquet and OpenAI chat JSONL.
+	ExportFormats = []string{"trl_jsonl", "verl_sft_parquet", "rl_jsonl", "verl_rl_parquet", "openai_jsonl"}
+	// GRPORewards: "binary" (1 when the turn's checkpoint passes, else 0),
+	// "score" (the checkpoint score R in [0, 1]) and the FTRL per-turn
+	// variants (train.SolveF1, SolveP, SolveR, SolvePrecision).
+	GRPORewards = []string{"binary", "score", "ftrl_f1", "ftrl_p", "ftrl_r", "ftrl_precision"}
+)
+
+// Apportion splits n episodes of one task over the mix in proportion to
+// the weights, by the largest-remainder method: each entry gets the floor
+// of n*weight/sum, and the episodes left go one each to the entries with
+// the largest remainders, ties to the earlier entry. The result has one
+// count per Mix entry and sums to n (all zeros when n <= 0). Examples:
+// weights {1, 1, 1} and n = 3 give {1, 1, 1}; {3, 1} and n = 2 give
+// {2, 0} (1.5 and 0.5: the tie goes to the first).
+func (c *Config) Apportion(n int) []int {
+	out := make([]int, len(c.Mix))
+	if n <= 0 || len(c.Mix) == 0 {
+		return out
+	}
+	sum := 0.0
+	for _, e := range c.Mix {
+		sum += e.Weight
+	}
+	if sum <= 0 {
+		return out
+	}
+	rem := make([]float64, len(c.Mix))
+	given := 0
+	for i, e := range c.Mix {
+		q := float64(n) * e.Weight / sum
+		out[i] = int(q)
+		rem[i] = q - float64(out[i])
+		given += out[i]
+	}
+	for ; given < n; given++ {
+		best := 0
+		for i := range rem {
+			if rem[i] > rem[best] {
+				best = i
+			}
+		}
+		out[best]++
+		rem[best] = -1
+	}
+	return out
+}
+
+// Resolved returns the config as indented JSON (durations as integer
+// nanoseconds, the encoding of time.Duration), for the run folder: what the run
+// actually used, after variables, defaults and path resolution.
+func (c *Config) Resolved() []byte {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		// Every field is a plain value or valid JSON; this cannot happen.
+		panic("config: encoding the resolved config: " + err.Error())
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,367 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// kind is the type of an attribute as the config writes it.
+type kind int
+
+const (
+	kString   kind = iota
+	kNumber        // any number
+	kInt           // a whole number
+	kBool          // true or false
+	kDuration      // a duration string: "90s", "2m", "1h30m"
+	kPath          // a path to a file or directory that must exist
+	kOutPath       // a path that need not exist
+	kStrings       // a list of strings
+	kPaths         // a list of paths that must exist
+	kObject        // any object, kept as JSON
+	kAny           // any value
+)
+
+func (k kind) cty() cty.Type {
+	switch k {
+	case kNumber, kInt:
+		return cty.Number
+	case kBool:
+		return cty.Bool
+	case kStrings, kPaths:
+		return cty.List(cty.String)
+	case kObject, kAny:
+		return cty.DynamicPseudoType
+	}
+	return cty.String
+}
+
+func (k kind) String() string {
+	return [...]string{"string", "number", "int", "bool", "duration", "path", "path", "list(string)", "list(path)", "object", "any"}[k]
+}
+
+// attrSpec is one attribute of a block.
+type attrSpec struct {
+	name     string
+	kind     kind
+	required bool
+	def      string // the default, as documented ("" = none)
+	doc      string
+}
+
+// blockSpec is one block type.
+type blockSpec struct {
+	typ      string
+	label    string // the label's name in the docs; "" = no label
+	multi    bool   // may appear more than once (labelled blocks: one per label)
+	required bool
+	doc      string
+	attrs    []attrSpec
+	blocks   []*blockSpec
+}
+
+func (b *blockSpec) header() string {
+	if b.label != "" {
+		return fmt.Sprintf("%s \"%s\"", b.typ, strings.ToUpper(b.label))
+	}
+	return b.typ
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = `"` + n + `"`
+	}
+	return strings.Join(q, ", ")
+}
+
+// variableSpec is the `variable "NAME"` block, decoded before the rest.
+var variableSpec = &blockSpec{
+	typ: "variable", label: "name", multi: true,
+	doc: "A value the rest of the config reads as `var.NAME`. The caller may override it " +
+		"(`weft validate FILE --var NAME=VALUE`, `config.LoadOptions.Vars`); a string given " +
+		"on the command line is converted to the type of the default (number, bool), or parsed " +
+		"as an HCL expression when the default is a list or an object. A variable with no " +
+		"default must be given by the caller. Defaults may call functions but not read other variables.",
+	attrs: []attrSpec{
+		{name: "default", kind: kAny, doc: "The value when the caller gives none (any type)."},
+		{name: "description", kind: kString, doc: "What the variable is for (documentation only)."},
+	},
+}
+
+// rootSpec is the whole config body (besides variable blocks).
+var rootSpec = &blockSpec{
+	typ: "",
+	blocks: []*blockSpec{
+		{
+			typ: "module", label: "name", multi: true, required: true,
+			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
+				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle` and `digest`.",
+			attrs: []attrSpec{
+				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
+				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only)."},
+				{name: "seed_format", kind: kString, def: `"state"`, doc: `How ` + "`seed`" + ` is read: "state" (a weft.state/v1 file or {table: [rows]} JSON) or "tau2_retail" (a tau2-bench retail db.json).`},
+				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
+				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
+				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
+			},
+		},
+		{
+			typ: "tasks", label: "name", multi: true, required: true,
+			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
+			attrs: []attrSpec{
+				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
+				{name: "tau2_domain", kind: kString, def: `"retail"`, doc: `The tau2 domain whose read-only tools the conversion uses; only "retail".`},
+				{name: "weft", kind: kPaths, def: "[]", doc: "weft.tasks/v1 files."},
+				{name: "modules", kind: kStrings, def: "every declared module", doc: "Names of the `module` blocks the tasks run on."},
+				{name: "system_prompt", kind: kPath, doc: "File with the domain policy the harness puts in the agent's system prompt."},
+				{name: "ids", kind: kStrings, def: "[] (all)", doc: "Keep only the tasks with these ids (tau2 ids for tau2 tasks)."},
+				{name: "limit", kind: kInt, def: "0 (all)", doc: "Keep the first `limit` tasks after the `ids` filter; >= 0."},
+			},
+		},
+		{
+			typ: "policy", label: "name", multi: true, required: true,
+			doc: "A policy the rollout, SFT and GRPO stages refer to by name: an OpenAI-compatible endpoint " +
+				"(an `endpoint` block) or the offline scripted policy (a `scripted` block), exactly one of the two.",
+			blocks: []*blockSpec{
+				{
+					typ: "endpoint",
+					doc: "An OpenAI-compatible chat-completions endpoint (vLLM, SGLang, Ollama, llama.cpp server).",
+					attrs: []attrSpec{
+						{name: "base_url", kind: kString, required: true, doc: `API root including the version path, e.g. "http://127.0.0.1:8000/v1"; http or https.`},
+						{name: "model", kind: kString, required: true, doc: `The request's "model" field.`},
+						{name: "api_key_env", kind: kString, doc: "Environment variable holding the API key (the key never goes in the config)."},
+						{name: "timeout", kind: kDuration, def: "the client's default (60s)", doc: "Per-attempt HTTP timeout."},
+						{name: "max_retries", kind: kInt, def: "0 (the client's default)", doc: "Retries of a retryable failure; -1 = none."},
+						{name: "max_concurrency", kind: kInt, def: "0 (no cap)", doc: "Cap on requests in flight; >= 0."},
+						{name: "extra_body", kind: kObject, doc: `Object merged into every request body (e.g. {top_k = 20} for vLLM).`},
+					},
+				},
+				{
+					typ: "scripted",
+					doc: "The offline scripted policy: follows each task's reference solution and departs from it only through seeded faults.",
+					attrs: []attrSpec{
+						{name: "seed", kind: kInt, def: "1", doc: "Seed of the fault draws; >= 0."},
+					},
+					blocks: []*blockSpec{{
+						typ: "faults",
+						doc: "Per-step fault probabilities, each in [0, 1].",
+						attrs: []attrSpec{
+							{name: "wrong_argument", kind: kNumber, def: "0", doc: "One argument value of a call is changed."},
+							{name: "skip_step", kind: kNumber, def: "0", doc: "A tool step is dropped."},
+							{name: "extra_call", kind: kNumber, def: "0", doc: "An additional call is inserted after a step."},
+							{name: "hallucinated_tool", kind: kNumber, def: "0", doc: "A call to a tool that does not exist is inserted."},
+							{name: "malformed_call", kind: kNumber, def: "0", doc: "A badly formed call is inserted before the correct one."},
+							{name: "early_stop", kind: kNumber, def: "0", doc: "The agent claims to be done and stops."},
+						},
+					}},
+				},
+				{
+					typ: "sampling",
+					doc: "Sampling parameters of every request (endpoint policies).",
+					attrs: []attrSpec{
+						{name: "temperature", kind: kNumber, def: "endpoint default", doc: "In [0, 2]."},
+						{name: "top_p", kind: kNumber, def: "endpoint default", doc: "In (0, 1]."},
+						{name: "max_tokens", kind: kInt, def: "0 (endpoint default)", doc: "Cap on each completion, in tokens; >= 0."},
+						{name: "seed", kind: kInt, def: "none", doc: "Sampling seed sent to the endpoint."},
+						{name: "stop", kind: kStrings, def: "[]", doc: "Stop sequences."},
+						{name: "logprobs", kind: kBool, def: "false", doc: "Ask for per-token logprobs."},
+					},
+				},
+			},
+		},
+		{
+			typ: "harness", label: "name", multi: true, required: true,
+			doc: "A harness: a built-in one (`builtin`) or a plugin binary (`binary`), exactly one. " +
+				"`harness \"react\" {}` with neither means the built-in of the label's name.",
+			attrs: []attrSpec{
+				{name: "builtin", kind: kString, def: "the label, if it is a built-in name", doc: "One of " + quoted(BuiltinHarnesses) + "."},
+				{name: "binary", kind: kPath, doc: "A harness plugin executable (built with sdk/plugin)."},
+				{name: "args", kind: kStrings, def: "[]", doc: "Extra arguments for `binary`."},
+				{name: "settings", kind: kObject, def: "{}", doc: "The harness's settings object, passed to it as JSON."},
+			},
+		},
+		{
+			typ: "view", label: "name", multi: true, required: true,
+			doc: "A task view episodes run under: \"agentic\" (the whole brief up front) or \"simuser\" " +
+				"(a simulated user revealing one request at a time). The block has no attributes.",
+		},
+		{
+			typ: "mix",
+			doc: "Weights over view x harness pairs. Each task's `rollout.episodes_per_task` episodes are " +
+				"split over the entries in proportion to their weights (largest remainder, ties to the earlier " +
+				"entry). Default: every declared view with every declared harness, weight 1.",
+			blocks: []*blockSpec{{
+				typ: "entry", multi: true,
+				doc: "One view x harness pair.",
+				attrs: []attrSpec{
+					{name: "view", kind: kString, required: true, doc: "A declared `view`."},
+					{name: "harness", kind: kString, required: true, doc: "A declared `harness`."},
+					{name: "weight", kind: kNumber, def: "1", doc: "Relative weight, >= 0; the weights must not all be 0."},
+				},
+			}},
+		},
+		{
+			typ: "verifier",
+			doc: "The verifier that scores episodes server-side. Default: the built-in `exec`.",
+			attrs: []attrSpec{
+				{name: "builtin", kind: kString, def: `"exec"`, doc: `"exec" (executable checks over the states, ledger and conversation).`},
+				{name: "binary", kind: kPath, doc: "A verifier plugin executable, instead of `builtin`."},
+				{name: "args", kind: kStrings, def: "[]", doc: "Extra arguments for `binary`."},
+				{name: "judge", kind: kString, def: "none", doc: "A declared `policy` that scores rubric items; none = rubric items are not scored."},
+			},
+		},
+		{
+			typ: "attributor",
+			doc: "The attributor that assigns failed checkpoints to the policy, environment, task or verifier. Default: the built-in `rules`.",
+			attrs: []attrSpec{
+				{name: "builtin", kind: kString, def: `"rules"`, doc: `"rules".`},
+				{name: "binary", kind: kPath, doc: "An attributor plugin executable, instead of `builtin`."},
+				{name: "args", kind: kStrings, def: "[]", doc: "Extra arguments for `binary`."},
+			},
+		},
+		{
+			typ: "rollout", required: true,
+			doc: "How episodes run.",
+			attrs: []attrSpec{
+				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the agent."},
+				{name: "episodes_per_task", kind: kInt, def: "1", doc: "Episodes per task (k of pass@k), split over the mix; >= 1."},
+				{name: "concurrency", kind: kInt, def: "1", doc: "Hard cap on episodes in flight; >= 1."},
+				{name: "episode_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each attempt of an episode."},
+				{name: "turn_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each model turn (the turn's generation and tool calls)."},
+				{name: "retries", kind: kInt, def: "0", doc: "Extra attempts of an episode after a retryable infrastructure failure; >= 0."},
+				{name: "backoff", kind: kDuration, def: `"0s"`, doc: "Wait before each retry."},
+				{name: "max_turns", kind: kInt, def: "0 (none)", doc: "Cap on an episode's model turns; >= 0."},
+				{name: "max_tool_calls", kind: kInt, def: "0 (none)", doc: "Cap on an episode's tool calls; >= 0."},
+				{name: "seed", kind: kInt, def: "1", doc: "Base of the episode seeds; >= 0."},
+			},
+		},
+		{
+			typ: "sft",
+			doc: "Prefix-preserving rejection sampling: the teacher policy's accepted turns become SFT data. Required by the `sft` stage.",
+			attrs: []attrSpec{
+				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the teacher."},
+				{name: "mode", kind: kString, def: `"prefix"`, doc: `"prefix" (resample one atomic turn at a time from the kept prefix) or "end_to_end" (resample whole episodes).`},
+				{name: "retries", kind: kInt, def: "3", doc: "Extra candidates a turn (or episode) gets before it is abandoned; >= 0."},
+				{name: "threshold", kind: kNumber, def: "1", doc: "A candidate is accepted when its reward is at least this; in [0, 1]."},
+				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
+				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
+			},
+		},
+		{
+			typ: "grpo",
+			doc: "Atomic-turn GRPO data: groups of candidates from restored state, with group-normalised advantages. Required by the `grpo` stage.",
+			attrs: []attrSpec{
+				{name: "policy", kind: kString, def: "the rollout policy", doc: "A declared `policy` whose candidates are sampled."},
+				{name: "group_size", kind: kInt, def: "8", doc: "G, candidates per group; >= 2."},
+				{name: "eps", kind: kNumber, def: "1e-6", doc: "Epsilon of the advantage normalisation; > 0."},
+				{name: "level", kind: kString, def: `"atomic_turn"`, doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
+				{name: "continue", kind: kString, def: `"first"`, doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
+				{name: "mask", kind: kBool, def: "true", doc: "Zero the advantage of candidates an undesirable-pattern detector fired on."},
+				{name: "reward", kind: kString, def: `"binary"`, doc: "One of " + quoted(GRPORewards) + "."},
+				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
+				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
+			},
+			blocks: []*blockSpec{{
+				typ: "consistency_filter",
+				doc: "Task-verifier consistency filter: drop tasks whose executable verifier disagrees with the rubric judge (needs `verifier.judge`).",
+				attrs: []attrSpec{
+					{name: "min_correlation", kind: kNumber, def: "0.5", doc: "Least Pearson correlation of executable and rubric scores; in [-1, 1]."},
+					{name: "min_agreement", kind: kNumber, def: "0.8", doc: "Least share of agreeing rollouts; in [0, 1]."},
+					{name: "rubric_pass", kind: kNumber, def: "0.5", doc: "A rubric score at or above it is a pass; in [0, 1]."},
+					{name: "min_rollouts", kind: kInt, def: "4", doc: "Fewest rollouts a task needs to be judged; >= 2."},
+				},
+			}},
+		},
+		{
+			typ: "pipeline", required: true,
+			doc: "The stages to run.",
+			attrs: []attrSpec{
+				{name: "stages", kind: kStrings, required: true, doc: "Stages in the order " + quoted(AllStages) + ", each at most once; a subsequence is fine."},
+			},
+		},
+		{
+			typ: "output",
+			doc: "The run folder.",
+			attrs: []attrSpec{
+				{name: "dir", kind: kOutPath, def: `"runs/<config file name>"`, doc: "Run folder (created by `weft run`)."},
+				{name: "formats", kind: kStrings, def: `["trl_jsonl", "rl_jsonl"]`, doc: "Export formats: " + quoted(ExportFormats) + "."},
+			},
+		},
+	},
+}
+
+// Docs returns the schema reference as Markdown: every block and
+// attribute with its type, default and meaning, the variables and the
+// functions. docs/config.md is this text.
+func Docs() string {
+	var b strings.Builder
+	b.WriteString("# Experiment config reference\n\n")
+	b.WriteString("<!-- Generated by `weft config docs` from core/config/schema.go; do not edit. " +
+		"Refresh with `go test ./core/config -run TestDocsUpToDate -update`. -->\n\n")
+	b.WriteString("An experiment config is an HCL file (hashicorp/hcl/v2 native syntax) run with " +
+		"`weft run FILE` and checked with `weft validate FILE`. Relative paths are resolved against " +
+		"the directory of the config file. Durations are strings such as \"90s\", \"2m\" or \"1h30m\". " +
+		"Every error is reported as `file:line:col: error: summary; detail`.\n\n")
+	b.WriteString("Types: `string`; `number`; `int` (a whole number); `bool`; `duration` (a duration string); " +
+		"`path` (a string, relative to the config file's directory; an input path must exist); " +
+		"`list(...)`; `object` (an object, passed on as JSON); `any`.\n\n")
+	b.WriteString("## Variables\n\n")
+	writeBlock(&b, variableSpec, "###")
+	b.WriteString("## Functions\n\n")
+	b.WriteString("Expressions may call: ")
+	names := functionNames()
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + n + "`")
+	}
+	b.WriteString(". `file(path)` reads a file relative to the config file's directory; " +
+		"`env(name)` is the environment variable's value, \"\" when unset. The others are " +
+		"the go-cty standard library functions of the same name.\n\n")
+	b.WriteString("## Blocks\n\n")
+	for _, s := range rootSpec.blocks {
+		writeBlock(&b, s, "###")
+	}
+	return b.String()
+}
+
+func writeBlock(b *strings.Builder, s *blockSpec, level string) {
+	fmt.Fprintf(b, "%s `%s`\n\n", level, s.header())
+	var notes []string
+	if s.required {
+		notes = append(notes, "required")
+	} else {
+		notes = append(notes, "optional")
+	}
+	if s.multi {
+		if s.label != "" {
+			notes = append(notes, "repeatable, one per "+s.label)
+		} else {
+			notes = append(notes, "repeatable")
+		}
+	} else {
+		notes = append(notes, "at most once")
+	}
+	fmt.Fprintf(b, "*%s.* %s\n\n", strings.Join(notes, ", "), s.doc)
+	if len(s.attrs) > 0 {
+		b.WriteString("| Attribute | Type | Default | Meaning |\n| --- | --- | --- | --- |\n")
+		for _, a := range s.attrs {
+			def := a.def
+			if a.required {
+				def = "required"
+			} else if def == "" {
+				def = "none"
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", a.name, a.kind, def, strings.ReplaceAll(a.doc, "|", `\|`))
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range s.blocks {
+		writeBlock(b, c, level+"#")
+	}
+}
