@@ -71,7 +71,21 @@ type Executor struct {
 	// OnSession, if set, is called with each episode's session id when it
 	// is created (tests use it to plant faults in one episode).
 	OnSession func(job rollout.Job, attempt int, session string)
+	// References caches the reference replays; nil = a cache of the
+	// Executor's own. Set the same cache on a TrainEnv over the same
+	// Server to replay each reference once for both.
+	References *ReferenceCache
 
+	own ReferenceCache
+}
+
+// ReferenceCache holds reference replays (the states after each atomic
+// task's reference calls, the report of the calls), one per distinct
+// reference solution (task modules, initial version and reference calls),
+// replayed on first use. A replay that failed is forgotten so a later use
+// tries again. One cache serves one megamcp.Server. The zero value is
+// ready; safe for concurrent use.
+type ReferenceCache struct {
 	mu   sync.Mutex
 	refs map[string]*referenceRun
 }
@@ -128,15 +142,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		Settings: e.Settings[job.Harness], Seed: job.Seed, Policy: pol, User: &viewUser{u: user},
 		Server: e.Server, Session: info.ID})
 	if err != nil {
-		var pe *plugin.PluginError
-		switch {
-		case ctx.Err() != nil:
-			return out, ctx.Err()
-		case errors.As(err, &pe):
-			return out, &rollout.InfraError{Kind: "plugin_" + pe.Kind, Message: err.Error(), Retryable: pe.Kind != "error"}
-		default:
-			return out, &rollout.InfraError{Kind: "harness", Message: err.Error()}
-		}
+		return out, runError(ctx, err)
 	}
 	tr := res.Trajectory
 	if tr != nil {
@@ -149,16 +155,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	if res.Failure != nil {
 		out.Attributions = e.infraAttribution(info.ID, res.Failure)
-		kind, retry := res.Failure.Kind, true
-		switch kind {
-		case "plugin":
-			// The harness's own error (plugin.FailureFromError of a
-			// non-host error): deterministic, not worth retrying.
-			kind, retry = "harness_error", false
-		case "deadline":
-			kind = "harness_deadline"
-		}
-		return out, &rollout.InfraError{Kind: kind, Message: res.Failure.Message, Retryable: retry}
+		return out, failureError(res.Failure)
 	}
 	final, err := e.Server.Current(info.ID)
 	if err != nil {
@@ -172,28 +169,10 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	for k, v := range ref.versions {
 		versions[k] = v
 	}
-	ev := verify.NewStateEvidence(versions)
-	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
-
-	vreq, err := exec.Request(t, ledger, tr)
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(verify.NewStateEvidence(versions))}
+	vr, err := verifyEpisode(ctx, e.Verifier, host, info.ID, t, ledger, tr)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
-	}
-	vreq.EpisodeId = info.ID
-	var vresp plugin.VerifyResponse
-	vf := e.Verifier
-	if vf == nil {
-		vf = exec.Verifier{}
-	}
-	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
-		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error(), Retryable: true}
-	}
-	if vresp.Failure != nil {
-		return out, &rollout.InfraError{Kind: "verifier_" + vresp.Failure.Kind, Message: vresp.Failure.Message, Retryable: true}
-	}
-	vr, err := exec.Decode(&vresp)
-	if err != nil {
-		return out, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+		return out, err
 	}
 	score := vr.Score
 	out.Score = &score
@@ -222,6 +201,65 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		}
 	}
 	return out, nil
+}
+
+// runError maps an error of Run to the episode's infrastructure failure:
+// the context's error as is, a *plugin.PluginError as "plugin_<kind>"
+// (retryable unless the plugin reported its own error), anything else as a
+// "harness" refusal (not retryable).
+func runError(ctx context.Context, err error) error {
+	var pe *plugin.PluginError
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.As(err, &pe):
+		return &rollout.InfraError{Kind: "plugin_" + pe.Kind, Message: err.Error(), Retryable: pe.Kind != "error"}
+	default:
+		return &rollout.InfraError{Kind: "harness", Message: err.Error()}
+	}
+}
+
+// failureError maps a harness's Failure (a host service failed during the
+// episode) to an infrastructure failure: its kind, retryable, except the
+// harness's own error ("plugin" -> "harness_error", not retryable);
+// "deadline" becomes "harness_deadline".
+func failureError(f *plugin.Failure) *rollout.InfraError {
+	kind, retry := f.Kind, true
+	switch kind {
+	case "plugin":
+		// The harness's own error (plugin.FailureFromError of a
+		// non-host error): deterministic, not worth retrying.
+		kind, retry = "harness_error", false
+	case "deadline":
+		kind = "harness_deadline"
+	}
+	return &rollout.InfraError{Kind: kind, Message: f.Message, Retryable: retry}
+}
+
+// verifyEpisode scores episode id of t with vf (nil = the exec verifier in
+// process) over host's State service, the ledger and the trajectory.
+// Errors are *rollout.InfraError ("verifier", "verifier_<failure kind>").
+func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
+	vreq, err := exec.Request(t, ledger, tr)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+	}
+	vreq.EpisodeId = id
+	var vresp plugin.VerifyResponse
+	if vf == nil {
+		vf = exec.Verifier{}
+	}
+	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
+		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error(), Retryable: true}
+	}
+	if vresp.Failure != nil {
+		return nil, &rollout.InfraError{Kind: "verifier_" + vresp.Failure.Kind, Message: vresp.Failure.Message, Retryable: true}
+	}
+	vr, err := exec.Decode(&vresp)
+	if err != nil {
+		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+	}
+	return vr, nil
 }
 
 // infraAttribution blames the environment for an episode that ended on a
@@ -266,21 +304,32 @@ func (e *Executor) harness(ctx context.Context, name string) (plugin.Harness, er
 // ledger reads the session's tool-call records as verify.LedgerCalls.
 func (e *Executor) ledger(id string) ([]verify.LedgerCall, error) {
 	var out []verify.LedgerCall
-	for from := uint64(0); ; {
-		recs, err := e.Server.Ledger(id, from, 1000)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recs {
-			if r.Kind != megamcp.KindCall {
-				continue
-			}
+	_, err := readLedger(e.Server, id, 0, func(r megamcp.Record) {
+		if r.Kind == megamcp.KindCall {
 			out = append(out, LedgerCall(r))
 		}
-		if len(recs) < 1000 {
-			return out, nil
+	})
+	return out, err
+}
+
+// readLedger calls f with every ledger record of session id from index
+// from on, in order, and returns the index after the last record read
+// (from when there is none).
+func readLedger(srv *megamcp.Server, id string, from uint64, f func(megamcp.Record)) (uint64, error) {
+	for {
+		recs, err := srv.Ledger(id, from, 1000)
+		if err != nil {
+			return from, err
 		}
-		from = recs[len(recs)-1].Index + 1
+		for _, r := range recs {
+			f(r)
+		}
+		if len(recs) > 0 {
+			from = recs[len(recs)-1].Index + 1
+		}
+		if len(recs) < 1000 {
+			return from, nil
+		}
 	}
 }
 
@@ -331,39 +380,48 @@ func referenceKey(t *task.Task) (string, error) {
 // reference replays t's reference solution once per distinct reference
 // (referenceKey) on a session of the task's modules.
 func (e *Executor) reference(ctx context.Context, t *task.Task) (*referenceRun, error) {
+	c := e.References
+	if c == nil {
+		c = &e.own
+	}
+	return c.get(ctx, e.Server, t)
+}
+
+// get returns t's reference replay on srv, replaying it on first use.
+func (c *ReferenceCache) get(ctx context.Context, srv *megamcp.Server, t *task.Task) (*referenceRun, error) {
 	key, err := referenceKey(t)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	if e.refs == nil {
-		e.refs = map[string]*referenceRun{}
+	c.mu.Lock()
+	if c.refs == nil {
+		c.refs = map[string]*referenceRun{}
 	}
-	r := e.refs[key]
+	r := c.refs[key]
 	if r == nil {
 		r = &referenceRun{}
-		e.refs[key] = r
+		c.refs[key] = r
 	}
-	e.mu.Unlock()
-	r.once.Do(func() { r.err = e.replay(ctx, t, r) })
+	c.mu.Unlock()
+	r.once.Do(func() { r.err = replay(ctx, srv, t, r) })
 	if r.err != nil {
 		// Let a later attempt try again (the failure may be transient).
-		e.mu.Lock()
-		if e.refs[key] == r {
-			delete(e.refs, key)
+		c.mu.Lock()
+		if c.refs[key] == r {
+			delete(c.refs, key)
 		}
-		e.mu.Unlock()
+		c.mu.Unlock()
 	}
 	return r, r.err
 }
 
-func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) error {
-	info, err := e.Server.Create(ctx, megamcp.CreateOptions{Modules: t.Modules, Version: t.InitialVersion})
+func replay(ctx context.Context, srv *megamcp.Server, t *task.Task, r *referenceRun) error {
+	info, err := srv.Create(ctx, megamcp.CreateOptions{Modules: t.Modules, Version: t.InitialVersion})
 	if err != nil {
 		return fmt.Errorf("reference of task %s: %w", t.ID, err)
 	}
-	defer e.Server.Delete(info.ID, 0)
-	ss, err := e.Server.Session(info.ID)
+	defer srv.Delete(info.ID, 0)
+	ss, err := srv.Session(info.ID)
 	if err != nil {
 		return err
 	}
@@ -372,7 +430,7 @@ func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) er
 		r.modules[gt.Name] = gt.Module
 	}
 	r.versions = map[string]*state.Version{}
-	v, err := e.Server.Current(info.ID)
+	v, err := srv.Current(info.ID)
 	if err != nil {
 		return err
 	}
@@ -380,7 +438,7 @@ func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) er
 	for k, a := range t.Atomic {
 		for i, c := range a.Reference {
 			rc := attribute.ReferenceCall{Atomic: a.ID, Index: i, Tool: c.Tool}
-			res, err := e.Server.Call(ctx, info.ID, megamcp.CallRequest{Tool: c.Tool, Arguments: c.Arguments})
+			res, err := srv.Call(ctx, info.ID, megamcp.CallRequest{Tool: c.Tool, Arguments: c.Arguments})
 			if err != nil {
 				if kind := megamcp.ErrorKind(err); kind != "" && kind != "no_such_session" && kind != "closed" && ctx.Err() == nil {
 					// The module failed on the reference call: the task's
@@ -396,13 +454,13 @@ func (e *Executor) replay(ctx context.Context, t *task.Task, r *referenceRun) er
 			rc.Output = textContent(res.Result.Content)
 			r.report.Calls = append(r.report.Calls, rc)
 		}
-		v, err := e.Server.Current(info.ID)
+		v, err := srv.Current(info.ID)
 		if err != nil {
 			return err
 		}
 		r.versions[verify.ReferenceAfter(k+1)] = v
 	}
-	v, err = e.Server.Current(info.ID)
+	v, err = srv.Current(info.ID)
 	if err != nil {
 		return err
 	}
