@@ -1,5 +1,6 @@
-// Package train turns scored episodes into training signal. It holds the pure
-// parts of weft's training-data algorithms, with no I/O and no sessions:
+// Package train turns scored episodes into training signal. It holds
+// weft's training-data algorithms and the drivers that run them over
+// episodes:
 //
 //   - atomic-turn GRPO advantages (GroupAdvantages, ApplyMask,
 //     CandidateAdvantages) and the trajectory-level GRPO baseline used in the
@@ -8,9 +9,15 @@
 //     DefaultDetectors, Detect), whose hits mask positive credit;
 //   - the FTRL per-turn rewards (FTRLReward and its variants);
 //   - rejection-sampling bookkeeping: the acceptance rule for one atomic turn
-//     (Accept) and tallies over many (SamplingStats).
-//
-// Landing later, on top of these: the prefix-preserving rejection-sampling
-// driver for SFT and the GRPO driver over restored sessions, the
-// task–verifier consistency filter, and dataset exporters.
+//     (Accept) and tallies over many (SamplingStats);
+//   - the task–verifier consistency filter (Filter);
+//   - dataset exporters (SFTRecord, OpenAIRecord, RLSegment, VerlRLRecord
+//     and their JSONL / parquet writers);
+//   - the drivers, over the Env/Episode interface (snapshot, restore, fork,
+//     one verified atomic turn at a time): RejectionSample, prefix-preserving
+//     or end-to-end rejection sampling for SFT (SampleResult.SFT,
+//     SummarizeSampling), and GRPO, atomic-turn or trajectory-level group
+//     sampling for RL (GRPOResult.Segments, GRPOResult.VerlRecords,
+//     SummarizeGRPO). plugins/host.TrainEnv implements Env over MegaMCP
+//     sessions.
 package train
