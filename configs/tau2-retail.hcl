@@ -17,6 +17,11 @@ variable "episodes_per_task" {
   default     = 6
 }
 
+variable "task_limit" {
+  description = "Run only the first N tasks (0 = all 114)."
+  default     = 0
+}
+
 module "retail" {
   path        = "../examples/modules/retail"
   schema      = "../examples/modules/retail/retaildb/schema.sql"
@@ -28,6 +33,7 @@ tasks "tau2-retail" {
   tau2          = "../examples/data/tau2-retail/tasks.json"
   system_prompt = "../examples/data/tau2-retail/policy.md"
   modules       = ["retail"]
+  limit         = var.task_limit
 }
 
 policy "scripted" {

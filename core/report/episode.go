@@ -30,6 +30,9 @@ type Episode struct {
 	// Checkpoints are the verifier's checkpoints in order, each with its
 	// score r_k in [0, 1].
 	Checkpoints []CheckpointScore `json:"checkpoints,omitempty"`
+	// RubricScore is the judge's weighted rubric score in [0, 1], nil when
+	// the task has no rubric items or no judge was configured.
+	RubricScore *float64 `json:"rubric_score,omitempty"`
 	// Attributions are the verdicts on the failed checkpoints.
 	Attributions []attribute.Attribution `json:"attributions,omitempty"`
 	// Infra is the infrastructure failure the episode ended on, nil for a
@@ -85,6 +88,10 @@ func EpisodeFromOutcome(job rollout.Job, out *rollout.Outcome, err error) Episod
 		if out.Score != nil {
 			s := *out.Score
 			e.Score = &s
+		}
+		if out.RubricScore != nil {
+			s := *out.RubricScore
+			e.RubricScore = &s
 		}
 		for _, c := range out.Checkpoints {
 			e.Checkpoints = append(e.Checkpoints, CheckpointScore{Name: c.Name, Score: c.Score})

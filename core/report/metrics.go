@@ -114,6 +114,10 @@ type Metrics struct {
 	SFTAttempts            int      `json:"sft_attempts"`
 	SFTTurnsResampled      int      `json:"sft_turns_resampled"`
 	SFTAttemptsPerKeptTurn *float64 `json:"sft_attempts_per_kept_turn"`
+	// SFTCompare is the other rejection-sampling mode run at the same
+	// retry budget for comparison (prefix-preserving vs end-to-end); nil
+	// when it did not run.
+	SFTCompare *SFTStats `json:"sft_compare"`
 	// GRPO: the GRPO stage (all 0 and "" when it did not run).
 	// GRPOMaskedShare is GRPOMaskedSegments / GRPOSegments.
 	GRPOLevel          string   `json:"grpo_level"`

@@ -117,6 +117,11 @@ type Outcome struct {
 	// Passed is Score == 1.
 	Passed      bool                `json:"passed"`
 	Checkpoints []verify.Checkpoint `json:"checkpoints,omitempty"`
+	// Rubric and RubricScore are a judge model's scores of the task's
+	// rubric items and their weighted mean in [0, 1], reported beside
+	// Score (nil when the task has no rubric items or no judge is set).
+	Rubric      []verify.RubricScore `json:"rubric,omitempty"`
+	RubricScore *float64             `json:"rubric_score,omitempty"`
 	// Attributions are the executor's attribution records, opaque here.
 	Attributions json.RawMessage `json:"attributions,omitempty"`
 	// Infra is the last attempt's failure when no attempt succeeded.

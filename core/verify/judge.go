@@ -108,6 +108,18 @@ func clip(s string) string {
 }
 
 // scoreRubric fills res.Rubric and res.RubricScore (weighted mean).
+// ScoreRubric scores t's rubric items (the task's, then each atomic
+// task's, in order) on transcript msgs with judge j and returns one score
+// per item and their weighted mean (weight 0 counts as 1); (nil, nil, nil)
+// when t has no rubric items. Errors wrap ErrJudge and name the item.
+func ScoreRubric(ctx context.Context, t *task.Task, msgs []Message, j Judge) ([]RubricScore, *float64, error) {
+	var res Result
+	if err := scoreRubric(ctx, Input{Task: t, Messages: msgs, Judge: j}, &res); err != nil {
+		return nil, nil, err
+	}
+	return res.Rubric, res.RubricScore, nil
+}
+
 func scoreRubric(ctx context.Context, in Input, res *Result) error {
 	items := append([]task.RubricItem(nil), in.Task.Rubric...)
 	for _, a := range in.Task.Atomic {

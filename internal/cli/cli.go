@@ -65,6 +65,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	if err != errSilentFailure {
 		fmt.Fprintf(env.Stderr, "weft: %v\n", err)
 	}
@@ -176,7 +180,7 @@ func newRootCmd(env Env) *cobra.Command {
 	pf.Var(&a.logLevel, "log-level", "minimum level of the logs written to stderr: debug|info|warn|error")
 	pf.Var(&a.logFormat, "log-format", "format of the logs written to stderr: text|json")
 
-	root.AddCommand(newVersionCmd(a), newStateCmd(a), newModuleCmd(a), newServeCmd(a), newMCPCmd(a), newPluginCmd(a), newValidateCmd(a), newConfigCmd(a))
+	root.AddCommand(newVersionCmd(a), newStateCmd(a), newModuleCmd(a), newServeCmd(a), newMCPCmd(a), newPluginCmd(a), newValidateCmd(a), newConfigCmd(a), newRunCmd(a))
 	return root
 }
 

@@ -61,6 +61,11 @@ type Executor struct {
 	UserOptions task.UserOptions
 	// Verifier scores episodes; nil = the built-in exec verifier in process.
 	Verifier plugin.Verifier
+	// Judge, when set, scores the task's rubric items on the episode's
+	// conversation (Outcome.Rubric, Outcome.RubricScore), beside the
+	// executable score; a judge failure is an infrastructure failure
+	// ("judge", retryable).
+	Judge verify.Judge
 	// Attributor attributes failed checkpoints; nil = the built-in rules
 	// attributor in process.
 	Attributor plugin.Attributor
@@ -177,6 +182,18 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	score := vr.Score
 	out.Score = &score
 	out.Checkpoints = vr.Checkpoints
+
+	if e.Judge != nil && hasRubric(t) {
+		var msgs []model.Message
+		if tr != nil {
+			msgs = ModelMessages(tr.Messages)
+		}
+		items, mean, err := verify.ScoreRubric(ctx, t, msgs, e.Judge)
+		if err != nil {
+			return out, &rollout.InfraError{Kind: "judge", Message: err.Error(), Retryable: true}
+		}
+		out.Rubric, out.RubricScore = items, mean
+	}
 
 	if score < 1 {
 		in := attribute.Input{Task: t, Result: vr, Ledger: ledger, Reference: ref.report,
@@ -499,4 +516,17 @@ func toUserMessages(tr *plugin.Trajectory) []string {
 		}
 	}
 	return out
+}
+
+// hasRubric reports whether t or one of its atomic tasks has rubric items.
+func hasRubric(t *task.Task) bool {
+	if len(t.Rubric) > 0 {
+		return true
+	}
+	for _, a := range t.Atomic {
+		if len(a.Rubric) > 0 {
+			return true
+		}
+	}
+	return false
 }

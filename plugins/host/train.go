@@ -432,9 +432,10 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 	}
 	if addressed {
 		for _, w := range sh.writes[k] {
-			if !slices.ContainsFunc(turnCalls, func(c verify.LedgerCall) bool {
-				return c.Tool == w && c.ErrorKind == "" && !c.IsError
-			}) {
+			// A write the turn never attempted: it stopped early. A write
+			// attempted and failed (wrong arguments) is a wrong call, not a
+			// stop; the reward already says it failed.
+			if !slices.ContainsFunc(turnCalls, func(c verify.LedgerCall) bool { return c.Tool == w }) {
 				seg.Stopped = true
 				break
 			}

@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/report"
+	"github.com/weft-dev/weft/internal/pipeline"
+)
+
+// runResult is the --json output of `weft run`.
+type runResult struct {
+	Dir         string         `json:"dir"`
+	Interrupted bool           `json:"interrupted"`
+	Metrics     report.Metrics `json:"metrics"`
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var out string
+	var vars []string
+	var f moduleFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run an experiment config: rollouts, verification, attribution, SFT and GRPO data, report",
+		Long: `Runs the pipeline an HCL experiment config declares (see weft config docs)
+and writes the run folder: config.json (the resolved config), tasks.weft.json,
+episodes.jsonl, trajectories.jsonl, sft.jsonl, grpo.jsonl, datasets/,
+metrics.json and report.html (docs/run.md describes each file).
+
+Progress goes to stderr (bars on a terminal, lines otherwise); a summary table
+(or, with --json, one JSON object) goes to stdout at the end.
+
+A run is resumable: rerunning over the same folder skips the episodes and
+tasks already finished. Ctrl-C stops starting new work, keeps everything
+finished and exits with status 130; rerun the same command to finish.`,
+		Example: `  # The main job on the embedded defaults (what make demo runs)
+  weft run configs/tau2-retail.hcl
+
+  # Into another folder, overriding a variable
+  weft run configs/tau2-retail.hcl --out /tmp/run1 --var faults=0.2`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("run takes exactly one config FILE, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			vm, err := parseVars(vars)
+			if err != nil {
+				return err
+			}
+			return runExperiment(cmd.Context(), a, &f, args[0], out, vm)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "run folder (default: the config's output.dir)")
+	cmd.Flags().StringArrayVar(&vars, "var", nil, "set a config variable, NAME=VALUE (repeatable)")
+	f.add(cmd)
+	return cmd
+}
+
+func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string, vars map[string]string) error {
+	cfg, diags := config.Load(file, config.LoadOptions{Vars: vars})
+	if cfg == nil {
+		for _, d := range diags {
+			fmt.Fprintln(a.env.Stderr, config.FormatDiagnostic(d))
+		}
+		return fmt.Errorf("%s: invalid config: %s", file, countErrors(diags))
+	}
+	if out == "" {
+		out = cfg.Output.Dir
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rt, err := f.runtime(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.Background())
+	var reg *module.Registry
+	if f.registry != "" {
+		if reg, err = f.openRegistry(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.env.Stderr, "weft run: %s -> %s\n", file, out)
+	start := time.Now()
+	b, err := pipeline.FromConfig(ctx, cfg, pipeline.Env{Runtime: rt, Registry: reg})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	fmt.Fprintf(a.env.Stderr, "weft run: %d tasks, modules ready in %s\n", len(b.Tasks), time.Since(start).Round(time.Millisecond))
+
+	prog := newProgress(a.env.Stderr)
+	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: prog.event,
+		GeneratedAt: time.Now().UTC().Format(time.RFC3339)})
+	prog.wait()
+	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil
+	if interrupted {
+		fmt.Fprintf(a.env.Stderr, "weft run: interrupted; what finished is in %s; rerun the same command to resume\n", out)
+		return &exitError{code: 130}
+	}
+	if err != nil {
+		return err
+	}
+	r := runResult{Dir: res.Dir, Metrics: res.Metrics}
+	return a.print(r, func(w io.Writer) error { return printSummary(w, r) })
+}
+
+// exitError ends the process with a given status, the message already
+// printed.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// progress renders pipeline events: mpb bars on a terminal, one line per
+// stage step of 10 % otherwise.
+type progress struct {
+	w    io.Writer
+	tty  bool
+	p    *mpb.Progress
+	mu   sync.Mutex
+	bars map[string]*mpb.Bar
+	last map[string]int
+}
+
+func newProgress(w io.Writer) *progress {
+	pr := &progress{w: w, bars: map[string]*mpb.Bar{}, last: map[string]int{}}
+	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		pr.tty = true
+		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
+	}
+	return pr
+}
+
+func (pr *progress) event(e pipeline.Event) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.tty {
+		bar := pr.bars[e.Stage]
+		if bar == nil {
+			if e.End {
+				return
+			}
+			bar = pr.p.AddBar(int64(e.Total),
+				mpb.PrependDecorators(decor.Name(fmt.Sprintf("%-9s", e.Stage)), decor.CountersNoUnit(" %d/%d")),
+				mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.Elapsed(decor.ET_STYLE_GO)))
+			pr.bars[e.Stage] = bar
+		}
+		if e.End {
+			bar.SetTotal(-1, true)
+			return
+		}
+		bar.SetCurrent(int64(e.Done))
+		return
+	}
+	switch {
+	case e.End:
+		fmt.Fprintf(pr.w, "%-9s done\n", e.Stage)
+	case e.Done == 0:
+		fmt.Fprintf(pr.w, "%-9s %d to run (%d already done)\n", e.Stage, e.Total, e.Skipped)
+	case e.Total > 0:
+		pct := e.Done * 10 / e.Total
+		if pct > pr.last[e.Stage] || e.Done == e.Total {
+			pr.last[e.Stage] = pct
+			fmt.Fprintf(pr.w, "%-9s %d/%d\n", e.Stage, e.Done, e.Total)
+		}
+	}
+}
+
+func (pr *progress) wait() {
+	if pr.p != nil {
+		pr.mu.Lock()
+		for _, b := range pr.bars {
+			if !b.Completed() {
+				b.Abort(false)
+			}
+		}
+		pr.mu.Unlock()
+		pr.p.Wait()
+	}
+}
+
+func pct(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *f*100)
+}
+
+func printSummary(w io.Writer, r runResult) error {
+	m := r.Metrics
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VIEW\tHARNESS\tEPISODES\tINFRA\tPASSED\tPASS RATE\tMEAN SCORE")
+	for _, g := range m.PassRateBy {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.View, g.Harness, g.Episodes, g.InfraFailures, g.Passed, pct(g.PassRate), score(g.MeanScore))
+	}
+	fmt.Fprintf(tw, "all\t\t%d\t%d\t%d\t%s\t%s\n", m.Episodes, m.InfraFailures, m.Passed, pct(m.PassRate), score(m.MeanScore))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ntool error rate %s (%d of %d calls)\n", pct(m.ToolErrorRate), m.ToolErrors, m.ToolCalls)
+	var classes []string
+	for c, n := range m.Attributions {
+		classes = append(classes, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(classes)
+	fmt.Fprintf(w, "attributions: %s\n", strings.Join(classes, ", "))
+	if m.SFTMode != "" {
+		fmt.Fprintf(w, "sft (%s): %d of %d tasks kept whole, %d turns kept, %d attempts, %d turns resampled\n",
+			m.SFTMode, m.SFTTrajectories, m.SFTTasks, m.SFTKeptTurns, m.SFTAttempts, m.SFTTurnsResampled)
+	}
+	if m.GRPOLevel != "" {
+		fmt.Fprintf(w, "grpo (%s): %d groups, %d with non-zero advantage, %d segments, masked share %s\n",
+			m.GRPOLevel, m.GRPOGroups, m.GRPONonZeroGroups, m.GRPOSegments, pct(m.GRPOMaskedShare))
+	}
+	fmt.Fprintf(w, "\nrun folder: %s (report: %s)\n", r.Dir, filepath.Join(r.Dir, pipeline.FileReport))
+	return nil
+}
+
+func score(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *f)
+}

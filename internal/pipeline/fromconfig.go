@@ -1,0 +1,407 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/model/scripted"
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/train"
+	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
+	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/plugins/host"
+	"github.com/weft-dev/weft/sdk/plugin"
+)
+
+// Env is what FromConfig needs from its caller.
+type Env struct {
+	// Runtime compiles and runs the modules (the caller closes it).
+	Runtime *module.Runtime
+	// Registry is used for modules without a registry of their own (nil =
+	// module.DefaultRegistryDir()).
+	Registry *module.Registry
+	// Launcher starts harness plugins (nil = host.DefaultCommand, weft
+	// re-executing itself).
+	Launcher *host.Launcher
+	// Log receives module build output (nil = discarded).
+	Log io.Writer
+	// Getenv reads API keys (nil = os.Getenv).
+	Getenv func(string) string
+}
+
+// Built is a Spec with the resources FromConfig opened.
+type Built struct {
+	*Spec
+	// Dir is the run folder the config names.
+	Dir string
+	// Close releases the server, the launcher and the policies.
+	Close func() error
+}
+
+// FromConfig builds the modules, opens a MegaMCP server over them, loads
+// the tasks and makes the policies and harnesses of cfg. Errors name the
+// config block at fault.
+func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error) {
+	if env.Runtime == nil {
+		return nil, errors.New("pipeline: FromConfig: no module runtime")
+	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) (*Built, error) {
+		closeAll()
+		return nil, err
+	}
+
+	reg := env.Registry
+	if reg == nil {
+		var err error
+		if reg, err = module.OpenRegistry(module.DefaultRegistryDir()); err != nil {
+			return nil, err
+		}
+	}
+	names := map[string]string{} // module block name -> registry ref
+	for _, m := range cfg.Modules {
+		ref, err := installModule(ctx, env, reg, m)
+		if err != nil {
+			return fail(fmt.Errorf("module %q: %w", m.Name, err))
+		}
+		names[m.Name] = ref
+	}
+	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: env.Runtime, Registry: reg, CheckpointInterval: -1})
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, srv.Close)
+
+	spec := &Spec{
+		Name:      filepath.Base(cfg.File),
+		Config:    cfg.Resolved(),
+		Stages:    cfg.Stages,
+		Server:    srv,
+		Policies:  map[string]Policy{},
+		Harnesses: map[string]Harness{},
+		Formats:   cfg.Output.Formats,
+		PassK:     []int{1},
+	}
+	if ext := filepath.Ext(spec.Name); ext != "" {
+		spec.Name = spec.Name[:len(spec.Name)-len(ext)]
+	}
+	if env.Launcher != nil {
+		spec.Launcher = env.Launcher
+	} else {
+		spec.Launcher = &host.Launcher{}
+		closers = append(closers, func() error { spec.Launcher.Close(); return nil })
+	}
+
+	prompts := map[*task.Task]string{}
+	seen := map[string]string{}
+	for _, ts := range cfg.Tasks {
+		tasks, prompt, err := loadTaskSet(ts, names)
+		if err != nil {
+			return fail(fmt.Errorf("tasks %q: %w", ts.Name, err))
+		}
+		for _, t := range tasks {
+			if other, dup := seen[t.ID]; dup {
+				return fail(fmt.Errorf("tasks %q: task id %q is also in tasks %q", ts.Name, t.ID, other))
+			}
+			seen[t.ID] = ts.Name
+			prompts[t] = prompt
+			spec.Tasks = append(spec.Tasks, t)
+		}
+	}
+	spec.SystemPrompt = func(t *task.Task) string { return prompts[t] }
+
+	for _, p := range cfg.Policies {
+		pol, err := makePolicy(p, getenv)
+		if err != nil {
+			return fail(fmt.Errorf("policy %q: %w", p.Name, err))
+		}
+		spec.Policies[p.Name] = pol
+	}
+	if j := cfg.Verifier.Judge; j != "" {
+		m := spec.Policies[j].Model
+		if m == nil {
+			return fail(fmt.Errorf("verifier: judge %q must be an endpoint policy (a scripted policy cannot judge rubric items)", j))
+		}
+		spec.Judge = verify.NewModelJudge(m)
+	}
+	if v := cfg.Verifier; v.Binary != "" {
+		c, err := plugin.Start(ctx, plugin.StartConfig{Cmd: exec.Command(v.Binary, v.Args...), Name: "verifier"})
+		if err != nil {
+			return fail(fmt.Errorf("verifier %s: %w", v.Binary, err))
+		}
+		closers = append(closers, func() error { c.Kill(); return nil })
+		if spec.Verifier, err = c.Verifier(); err != nil {
+			return fail(fmt.Errorf("verifier %s: %w", v.Binary, err))
+		}
+	}
+	if a := cfg.Attributor; a.Binary != "" {
+		c, err := plugin.Start(ctx, plugin.StartConfig{Cmd: exec.Command(a.Binary, a.Args...), Name: "attributor"})
+		if err != nil {
+			return fail(fmt.Errorf("attributor %s: %w", a.Binary, err))
+		}
+		closers = append(closers, func() error { c.Kill(); return nil })
+		if spec.Attributor, err = c.Attributor(); err != nil {
+			return fail(fmt.Errorf("attributor %s: %w", a.Binary, err))
+		}
+	}
+	for _, h := range cfg.Harnesses {
+		settings := string(h.Settings)
+		if settings == "{}" {
+			settings = ""
+		}
+		spec.Harnesses[h.Name] = Harness{Builtin: h.Builtin, Binary: h.Binary, Args: h.Args, Settings: settings}
+	}
+	for _, e := range cfg.Mix {
+		spec.Mix = append(spec.Mix, Pair{View: e.View, Harness: e.Harness, Weight: e.Weight})
+	}
+	ro := cfg.Rollout
+	spec.Rollout = RolloutSpec{Policy: ro.Policy, EpisodesPerTask: ro.EpisodesPerTask, Concurrency: ro.Concurrency,
+		Retries: ro.Retries, EpisodeTimeout: ro.EpisodeTimeout, Seed: ro.Seed}
+	if ro.MaxTurns > 0 || ro.MaxToolCalls > 0 || ro.TurnTimeout > 0 || ro.EpisodeTimeout > 0 {
+		spec.Rollout.Limits = &plugin.Limits{MaxTurns: int32(ro.MaxTurns), MaxToolCalls: int32(ro.MaxToolCalls),
+			TurnTimeoutMs: ro.TurnTimeout.Milliseconds(), EpisodeTimeoutMs: ro.EpisodeTimeout.Milliseconds()}
+	}
+	conc := max(1, ro.Concurrency)
+	if s := cfg.SFT; s != nil {
+		spec.SFT = &SFTSpec{Policy: s.Policy, View: s.View, Harness: s.Harness, Mode: s.Mode, Retries: s.Retries,
+			Threshold: s.Threshold, Compare: true, Concurrency: conc, Seed: ro.Seed}
+	}
+	if g := cfg.GRPO; g != nil {
+		spec.GRPO = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
+			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: max(1, conc/2), Seed: ro.Seed}
+		if f := g.Filter; f != nil {
+			spec.GRPO.Filter = &train.FilterConfig{MinCorrelation: f.MinCorrelation, MinAgreement: f.MinAgreement,
+				RubricPass: f.RubricPass, MinRollouts: f.MinRollouts}
+		}
+	}
+	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
+}
+
+// installModule builds or reads module m into reg and tags it
+// "<name>:latest"; it returns the reference sessions use.
+func installModule(ctx context.Context, env Env, reg *module.Registry, m config.Module) (string, error) {
+	switch {
+	case m.Digest != "":
+		if _, _, err := reg.Get(m.Digest); err != nil {
+			return "", err
+		}
+		return m.Digest, reg.Tag(m.Name, "latest", m.Digest)
+	case m.Bundle != "":
+		b, err := os.ReadFile(m.Bundle)
+		if err != nil {
+			return "", err
+		}
+		d, err := reg.PutTar(b, "")
+		if err != nil {
+			return "", err
+		}
+		return m.Name, reg.Tag(m.Name, "latest", d)
+	}
+	opts := module.BuildOptions{Schema: m.Schema, Log: env.Log}
+	if m.Seed != "" {
+		seed := m.Seed
+		if m.SeedFormat == config.SeedTau2Retail {
+			tmp, err := tau2RetailSeed(ctx, m.Seed)
+			if err != nil {
+				return "", err
+			}
+			defer os.Remove(tmp)
+			seed = tmp
+		}
+		opts.Seed = seed
+	}
+	b, err := module.Build(ctx, env.Runtime, m.Path, opts)
+	if err != nil {
+		return "", err
+	}
+	d, err := reg.Put(b)
+	if err != nil {
+		return "", err
+	}
+	return m.Name, reg.Tag(m.Name, "latest", d)
+}
+
+// tau2RetailSeed converts a tau2-bench retail db.json to a weft state file
+// (in a temporary file the caller removes).
+func tau2RetailSeed(ctx context.Context, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st := state.NewStore()
+	defer st.Close()
+	v, err := retaildb.Load(ctx, st, f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	var b bytes.Buffer
+	if err := v.Export(&b); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp("", "weft-seed-*.json")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), tmp.Close()
+}
+
+func loadTaskSet(ts config.TaskSet, names map[string]string) ([]*task.Task, string, error) {
+	var mods []string
+	for _, m := range ts.Modules {
+		mods = append(mods, names[m])
+	}
+	var out []*task.Task
+	if ts.Tau2 != "" {
+		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, ReadOnly: task.RetailReadOnly, Source: ts.Name})
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, tasks...)
+	}
+	for _, f := range ts.Weft {
+		tasks, err := task.LoadFile(f)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, t := range tasks {
+			if len(t.Modules) == 0 {
+				t.Modules = mods
+			}
+		}
+		out = append(out, tasks...)
+	}
+	if len(ts.IDs) > 0 {
+		want := map[string]bool{}
+		for _, id := range ts.IDs {
+			want[id] = true
+		}
+		var kept []*task.Task
+		for _, t := range out {
+			if want[t.ID] {
+				kept = append(kept, t)
+				delete(want, t.ID)
+			}
+		}
+		for id := range want {
+			return nil, "", fmt.Errorf("ids: no task %q", id)
+		}
+		out = kept
+	}
+	if ts.Limit > 0 && len(out) > ts.Limit {
+		out = out[:ts.Limit]
+	}
+	prompt := ""
+	if ts.SystemPrompt != "" {
+		b, err := os.ReadFile(ts.SystemPrompt)
+		if err != nil {
+			return nil, "", err
+		}
+		prompt = string(b)
+	}
+	return out, prompt, nil
+}
+
+func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
+	if s := p.Scripted; s != nil {
+		f := scripted.Faults{WrongArgument: s.Faults.WrongArgument, SkipStep: s.Faults.SkipStep, ExtraCall: s.Faults.ExtraCall,
+			HallucinatedTool: s.Faults.HallucinatedTool, MalformedCall: s.Faults.MalformedCall, EarlyStop: s.Faults.EarlyStop}
+		base := s.Seed
+		return Policy{
+			Episode: func(t *task.Task, view string, seed uint64) (model.Policy, error) {
+				sc, err := scripted.ScriptForView(t, view)
+				if err != nil {
+					return nil, err
+				}
+				return scripted.New(sc, f, base^seed)
+			},
+			Turn: host.ScriptedTurnPolicy(f),
+		}, nil
+	}
+	e := p.Endpoint
+	if e == nil {
+		return Policy{}, errors.New("neither scripted nor endpoint")
+	}
+	cc := model.ClientConfig{BaseURL: e.BaseURL, Model: e.Model, RequestTimeout: e.Timeout, MaxRetries: e.MaxRetries,
+		MaxConcurrency: e.MaxConcurrency}
+	if e.APIKeyEnv != "" {
+		cc.APIKey = getenv(e.APIKeyEnv)
+	}
+	if len(e.ExtraBody) > 0 {
+		if err := json.Unmarshal(e.ExtraBody, &cc.ExtraBody); err != nil {
+			return Policy{}, fmt.Errorf("extra_body: %w", err)
+		}
+	}
+	c, err := model.NewClient(cc)
+	if err != nil {
+		return Policy{}, err
+	}
+	smp := samplingOf(p.Sampling)
+	pol := sampled{c, smp}
+	return Policy{
+		Model:   pol,
+		Episode: func(*task.Task, string, uint64) (model.Policy, error) { return pol, nil },
+		Turn: func(host.TurnInput) (model.Policy, error) { return pol, nil },
+	}, nil
+}
+
+func samplingOf(s config.Sampling) model.Sampling {
+	return model.Sampling{Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens, Seed: s.Seed,
+		Stop: s.Stop, Logprobs: s.Logprobs}
+}
+
+// sampled fills each request's unset sampling fields from the policy
+// block's sampling.
+type sampled struct {
+	p model.Policy
+	s model.Sampling
+}
+
+func (s sampled) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r := *req
+	if r.Sampling.Temperature == nil {
+		r.Sampling.Temperature = s.s.Temperature
+	}
+	if r.Sampling.TopP == nil {
+		r.Sampling.TopP = s.s.TopP
+	}
+	if r.Sampling.MaxTokens == 0 {
+		r.Sampling.MaxTokens = s.s.MaxTokens
+	}
+	if r.Sampling.Seed == nil {
+		r.Sampling.Seed = s.s.Seed
+	}
+	if len(r.Sampling.Stop) == 0 {
+		r.Sampling.Stop = s.s.Stop
+	}
+	r.Sampling.Logprobs = r.Sampling.Logprobs || s.s.Logprobs
+	return s.p.Generate(ctx, &r)
+}

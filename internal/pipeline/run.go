@@ -1,0 +1,370 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/report"
+	"github.com/weft-dev/weft/core/rollout"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/train"
+	"github.com/weft-dev/weft/plugins/host"
+	"github.com/weft-dev/weft/sdk/plugin"
+)
+
+// Options configure Run.
+type Options struct {
+	// Dir is the run folder (created if missing; a folder holding an
+	// earlier run of the same experiment is resumed).
+	Dir string
+	// Progress receives stage progress (nil = none). See Progress.
+	Progress func(Event)
+	// GeneratedAt is the report's time stamp text (the caller's clock).
+	GeneratedAt string
+}
+
+// Event is a progress event: stage started (Total set), advanced (Done),
+// or ended (End).
+type Event struct {
+	Stage       string
+	Done, Total int
+	Skipped     int
+	End         bool
+}
+
+// Result is what Run leaves besides the folder.
+type Result struct {
+	Dir     string
+	Metrics report.Metrics
+}
+
+// Run runs spec's stages into opts.Dir. When ctx ends it stops starting
+// work, keeps everything finished in the folder and returns ctx's error
+// (a rerun resumes). Other errors: an invalid spec, a folder that cannot
+// be written or read back.
+func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	r := &runner{spec: spec, opts: opts, taskIndex: map[string]int{}}
+	for i, t := range spec.Tasks {
+		r.taskIndex[t.ID] = i
+	}
+	if len(spec.Config) > 0 {
+		if err := writeFileAtomic(filepath.Join(opts.Dir, FileConfig), spec.Config); err != nil {
+			return nil, err
+		}
+	}
+	if spec.has(StageImport) {
+		if err := r.importTasks(); err != nil {
+			return nil, err
+		}
+	}
+	if spec.has(StageRollout) {
+		if err := r.rollout(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if spec.has(StageSFT) {
+		if err := r.sft(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if spec.has(StageGRPO) {
+		if err := r.grpo(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	if spec.has(StageExport) {
+		if err := r.export(); err != nil {
+			return nil, err
+		}
+	}
+	m := r.metrics()
+	if err := writeJSON(filepath.Join(opts.Dir, FileMetrics), m); err != nil {
+		return nil, err
+	}
+	if spec.has(StageReport) {
+		if err := r.report(m); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Dir: opts.Dir, Metrics: m}, nil
+}
+
+type runner struct {
+	spec *Spec
+	opts Options
+	refs host.ReferenceCache // shared by the executor and the training envs
+	// taskIndex is each task's position in Spec.Tasks.
+	taskIndex map[string]int
+
+	// Loaded back from the folder after the work stages (load).
+	episodes []report.Episode
+	samples  []*train.SampleResult // the configured mode, in task order
+	compare  []*train.SampleResult // the other mode (SFTSpec.Compare)
+	groups   []*train.GRPOResult
+}
+
+func (r *runner) path(name string) string { return filepath.Join(r.opts.Dir, name) }
+
+func (r *runner) event(e Event) {
+	if r.opts.Progress != nil {
+		r.opts.Progress(e)
+	}
+}
+
+func (r *runner) importTasks() error {
+	r.event(Event{Stage: StageImport, Total: len(r.spec.Tasks)})
+	f, err := os.Create(r.path(FileTasks))
+	if err != nil {
+		return err
+	}
+	if err := task.Save(f, r.spec.Tasks); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	r.event(Event{Stage: StageImport, Done: len(r.spec.Tasks), Total: len(r.spec.Tasks), End: true})
+	return nil
+}
+
+// seedOf derives a 64-bit seed from the run seed and a name (a job key, a
+// task id): stable across runs and independent of scheduling.
+func seedOf(run uint64, name string) uint64 {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], run)
+	h := sha256.New()
+	h.Write(b[:])
+	h.Write([]byte(name))
+	return binary.LittleEndian.Uint64(h.Sum(nil))
+}
+
+// jobs lays out the rollout: per task EpisodesPerTask slots, the pair of
+// each slot by Assign over all slots (task-major), the sample index the
+// slot's count within its (task, pair).
+func (r *runner) jobs() ([]rollout.Job, error) {
+	s := r.spec
+	n := s.Rollout.EpisodesPerTask
+	slots, err := Assign(s.Mix, len(s.Tasks)*n)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []rollout.Job
+	for ti, t := range s.Tasks {
+		count := map[int]int{}
+		for j := 0; j < n; j++ {
+			p := slots[ti*n+j]
+			job := rollout.Job{Task: t, View: s.Mix[p].View, Harness: s.Mix[p].Harness, Policy: s.Rollout.Policy, Sample: count[p]}
+			count[p]++
+			job.Seed = seedOf(s.Rollout.Seed, job.Key())
+			jobs = append(jobs, job)
+		}
+	}
+	return jobs, nil
+}
+
+type trajectoryLine struct {
+	Key        string          `json:"key"`
+	Trajectory json.RawMessage `json:"trajectory"`
+}
+
+func (r *runner) rollout(ctx context.Context) error {
+	s := r.spec
+	jobs, err := r.jobs()
+	if err != nil {
+		return err
+	}
+	eps, err := openJournal(r.path(FileEpisodes), "key", func(string, []byte) error { return nil })
+	if err != nil {
+		return err
+	}
+	defer eps.close()
+	trs, err := openJournal(r.path(FileTrajectories), "key", func(string, []byte) error { return nil })
+	if err != nil {
+		return err
+	}
+	defer trs.close()
+
+	pol := s.Policies[s.Rollout.Policy]
+	ex := &host.Executor{
+		Server:   s.Server,
+		Launcher: s.Launcher,
+		Harness:  s.harness,
+		Policy: func(job rollout.Job) (model.Policy, error) {
+			return pol.Episode(job.Task, job.View, job.Seed)
+		},
+		SystemPrompt: s.SystemPrompt,
+		Limits:       s.Rollout.Limits,
+		Settings:     s.settings(),
+		References:   &r.refs,
+	}
+	ex.Verifier, ex.Attributor, ex.Judge = s.Verifier, s.Attributor, s.Judge
+	if !s.has(StageAttribute) {
+		ex.Attributor = noAttribution{}
+	}
+	var werr error
+	var mu sync.Mutex
+	skipped := 0
+	for _, j := range jobs {
+		if eps.has(j.Key()) {
+			skipped++
+		}
+	}
+	total := len(jobs) - skipped
+	r.event(Event{Stage: StageRollout, Total: total, Skipped: skipped})
+	byKey := map[string]rollout.Job{}
+	for _, j := range jobs {
+		byKey[j.Key()] = j
+	}
+	_, err = rollout.Run(ctx, jobs, ex, rollout.Options{
+		Concurrency:    max(1, s.Rollout.Concurrency),
+		Retries:        s.Rollout.Retries,
+		EpisodeTimeout: s.Rollout.EpisodeTimeout,
+		Skip:           eps.has,
+		Progress: func(p rollout.Progress) {
+			o := p.Outcome
+			ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(o.Trajectory) > 0 {
+				if err := trs.add(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
+					werr = err
+				}
+			}
+			if err := eps.add(o.Key, ep); err != nil && werr == nil {
+				werr = err
+			}
+			r.event(Event{Stage: StageRollout, Done: p.Done, Total: p.Total, Skipped: p.Skipped})
+		},
+	})
+	r.event(Event{Stage: StageRollout, End: true})
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// noAttribution is the attributor of a pipeline without the attribute
+// stage: failed checkpoints stay unattributed.
+type noAttribution struct{}
+
+func (noAttribution) Describe(context.Context, *plugin.DescribeRequest, *plugin.DescribeResponse) error {
+	return nil
+}
+
+func (noAttribution) Attribute(context.Context, plugin.Host, *plugin.AttributeRequest, *plugin.AttributeResponse) error {
+	return nil
+}
+
+// load reads back what the work stages left in the folder (also what an
+// earlier, interrupted run left), in a deterministic order.
+func (r *runner) load() error {
+	r.episodes = nil
+	if _, err := openJournalRead(r.path(FileEpisodes), func(line []byte) error {
+		var e report.Episode
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		r.episodes = append(r.episodes, e)
+		return nil
+	}); err != nil {
+		return err
+	}
+	sort.SliceStable(r.episodes, func(i, j int) bool { return r.episodeLess(r.episodes[i], r.episodes[j]) })
+	var err error
+	if r.samples, r.compare, err = r.loadSFT(); err != nil {
+		return err
+	}
+	if r.groups, err = r.loadGRPO(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// openJournalRead calls fn for each complete line of path (none when it
+// does not exist).
+func openJournalRead(path string, fn func(line []byte) error) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(b) > 0 {
+		i := indexNL(b)
+		if i < 0 {
+			break
+		}
+		if err := fn(b[:i]); err != nil {
+			return n, fmt.Errorf("%s: %w", path, err)
+		}
+		n++
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// compactTrajectory drops each turn's "prompt" (the exact messages sent to
+// the model, which repeat the system prompt and the whole conversation at
+// every turn) from a harness trajectory: trajectories.jsonl keeps the
+// canonical messages and, per turn, the raw response, parsed calls,
+// results and format errors. A trajectory that does not decode is kept as
+// is.
+func compactTrajectory(raw json.RawMessage) json.RawMessage {
+	var tr map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &tr); err != nil {
+		return raw
+	}
+	var turns []map[string]json.RawMessage
+	if err := json.Unmarshal(tr["turns"], &turns); err != nil {
+		return raw
+	}
+	for _, t := range turns {
+		delete(t, "prompt")
+	}
+	b, err := json.Marshal(turns)
+	if err != nil {
+		return raw
+	}
+	tr["turns"] = b
+	out, err := json.Marshal(tr)
+	if err != nil {
+		return raw
+	}
+	return out
+}

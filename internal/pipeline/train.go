@@ -1,0 +1,364 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/weft-dev/weft/core/report"
+	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/train"
+	"github.com/weft-dev/weft/plugins/host"
+)
+
+// sftLine is one line of sft.jsonl: one task's rejection sampling in one
+// mode.
+type sftLine struct {
+	Key    string              `json:"key"` // mode/task id
+	Result *train.SampleResult `json:"result"`
+}
+
+// grpoLine is one line of grpo.jsonl: one task's GRPO groups.
+type grpoLine struct {
+	Key    string            `json:"key"` // task id
+	Result *train.GRPOResult `json:"result"`
+}
+
+func (r *runner) trainEnv(policy, harness string) *host.TrainEnv {
+	s := r.spec
+	return &host.TrainEnv{
+		Server:       s.Server,
+		Launcher:     s.Launcher,
+		Harness:      s.harness,
+		Policy:       s.Policies[policy].Turn,
+		References:   &r.refs,
+		SystemPrompt: s.SystemPrompt,
+		Limits:       s.Rollout.Limits,
+		Settings:     s.settings(),
+	}
+}
+
+// forTasks runs fn over the spec's tasks not yet in j, at most conc at a
+// time, reporting progress under stage; it stops starting tasks when ctx
+// ends and returns the first error.
+func (r *runner) forTasks(ctx context.Context, stage string, conc int, done func(t *task.Task) bool, fn func(ctx context.Context, t *task.Task) error) error {
+	var todo []*task.Task
+	for _, t := range r.spec.Tasks {
+		// A task without atomic tasks (only reads and an answer) has no
+		// turn to sample or branch at: SFT and GRPO skip it.
+		if len(t.Atomic) > 0 && !done(t) {
+			todo = append(todo, t)
+		}
+	}
+	skipped := len(r.spec.Tasks) - len(todo)
+	r.event(Event{Stage: stage, Total: len(todo), Skipped: skipped})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, max(1, conc))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	n := 0
+	for _, t := range todo {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(t *task.Task) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := fn(ctx, t)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = fmt.Errorf("%s: task %s: %w", stage, t.ID, err)
+				}
+				cancel()
+				return
+			}
+			n++
+			r.event(Event{Stage: stage, Done: n, Total: len(todo), Skipped: skipped})
+		}(t)
+	}
+	wg.Wait()
+	r.event(Event{Stage: stage, End: true})
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+func otherMode(mode string) string {
+	if mode == train.ModeEndToEnd {
+		return train.ModePrefix
+	}
+	return train.ModeEndToEnd
+}
+
+func (r *runner) sft(ctx context.Context) error {
+	sp := r.spec.SFT
+	j, err := openJournal(r.path(FileSFT), "key", func(string, []byte) error { return nil })
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	env := r.trainEnv(sp.Policy, sp.Harness)
+	modes := []string{sp.Mode}
+	if sp.Compare {
+		modes = append(modes, otherMode(sp.Mode))
+	}
+	done := func(t *task.Task) bool {
+		for _, m := range modes {
+			if !j.has(m + "/" + t.ID) {
+				return false
+			}
+		}
+		return true
+	}
+	return r.forTasks(ctx, StageSFT, sp.Concurrency, done, func(ctx context.Context, t *task.Task) error {
+		for _, m := range modes {
+			key := m + "/" + t.ID
+			if j.has(key) {
+				continue
+			}
+			res, err := train.RejectionSample(ctx, env, t, train.SamplingConfig{
+				Mode:      m,
+				Retries:   sp.Retries,
+				Threshold: sp.Threshold,
+				Episode: train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, t.ID)},
+			})
+			if err != nil {
+				return err
+			}
+			if err := j.add(key, sftLine{Key: key, Result: res}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *runner) grpo(ctx context.Context) error {
+	gp := r.spec.GRPO
+	j, err := openJournal(r.path(FileGRPO), "key", func(string, []byte) error { return nil })
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	env := r.trainEnv(gp.Policy, gp.Harness)
+	keep, err := r.filterTasks()
+	if err != nil {
+		return err
+	}
+	done := func(t *task.Task) bool { return j.has(t.ID) || !keep(t) }
+	return r.forTasks(ctx, StageGRPO, gp.Concurrency, done, func(ctx context.Context, t *task.Task) error {
+		cfg := train.GRPOConfig{
+			G: gp.G, Eps: gp.Eps, Level: gp.Level, Continue: gp.Continue,
+			Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, t.ID)},
+			Seed:    seedOf(gp.Seed, "continue/"+t.ID),
+		}
+		cfg.NoMask = !gp.Mask
+		if rw := rewardFunc(gp.Reward); rw != nil {
+			cfg.Reward = rw
+		}
+		res, err := train.GRPO(ctx, env, t, cfg)
+		if err != nil {
+			return err
+		}
+		return j.add(t.ID, grpoLine{Key: t.ID, Result: res})
+	})
+}
+
+// filterTasks applies the task–verifier consistency filter (train.Filter)
+// to the tasks whose rollout episodes carry rubric scores from a judge
+// (Spec.Judge), records every decision in filter.json, and returns which
+// tasks the grpo stage keeps. Tasks without rubric scores are not judged
+// and kept ("not judged: ..." in filter.json).
+func (r *runner) filterTasks() (func(*task.Task) bool, error) {
+	gp := r.spec.GRPO
+	if gp.Filter == nil {
+		return func(*task.Task) bool { return true }, nil
+	}
+	byTask := map[string]*train.TaskScores{}
+	for _, e := range r.loadEpisodesOnly() {
+		if e.Score == nil || e.RubricScore == nil {
+			continue
+		}
+		ts := byTask[e.Task]
+		if ts == nil {
+			ts = &train.TaskScores{TaskID: e.Task}
+			byTask[e.Task] = ts
+		}
+		ts.Scores = append(ts.Scores, train.ScorePair{Executable: *e.Score, Rubric: *e.RubricScore})
+	}
+	var in []train.TaskScores
+	for _, t := range r.spec.Tasks {
+		if ts := byTask[t.ID]; ts != nil {
+			in = append(in, *ts)
+		}
+	}
+	decisions := train.Filter(in, *gp.Filter)
+	drop := map[string]bool{}
+	type record struct {
+		TaskID      string   `json:"task_id"`
+		Keep        bool     `json:"keep"`
+		Judged      bool     `json:"judged"`
+		Reason      string   `json:"reason,omitempty"`
+		Correlation *float64 `json:"correlation"`
+		Agreement   *float64 `json:"agreement"`
+		N           int      `json:"rollouts"`
+	}
+	judged := map[string]train.Decision{}
+	for _, d := range decisions {
+		judged[d.TaskID] = d
+		if !d.Keep {
+			drop[d.TaskID] = true
+		}
+	}
+	var out []record
+	for _, t := range r.spec.Tasks {
+		d, ok := judged[t.ID]
+		if !ok {
+			out = append(out, record{TaskID: t.ID, Keep: true, Reason: "not judged: no rollout of this task has a rubric score (the task has no rubric items, or no judge is configured)"})
+			continue
+		}
+		out = append(out, record{TaskID: t.ID, Keep: d.Keep, Judged: true, Reason: d.Reason, Correlation: finite(d.Correlation), Agreement: finite(d.Agreement), N: d.N})
+	}
+	if err := writeJSON(r.path(FileFilter), out); err != nil {
+		return nil, err
+	}
+	return func(t *task.Task) bool { return !drop[t.ID] }, nil
+}
+
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+func (r *runner) loadEpisodesOnly() []report.Episode {
+	var out []report.Episode
+	openJournalRead(r.path(FileEpisodes), func(line []byte) error {
+		var e report.Episode
+		if err := json.Unmarshal(line, &e); err == nil {
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out
+}
+
+func (r *runner) loadSFT() (main, other []*train.SampleResult, err error) {
+	if r.spec.SFT == nil {
+		return nil, nil, nil
+	}
+	by := map[string]*train.SampleResult{}
+	if _, err := openJournalRead(r.path(FileSFT), func(line []byte) error {
+		var l sftLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
+		}
+		by[l.Key] = l.Result
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	mode := r.spec.SFT.Mode
+	for _, t := range r.spec.Tasks {
+		if res := by[mode+"/"+t.ID]; res != nil {
+			main = append(main, res)
+		}
+		if res := by[otherMode(mode)+"/"+t.ID]; res != nil {
+			other = append(other, res)
+		}
+	}
+	return main, other, nil
+}
+
+func (r *runner) loadGRPO() ([]*train.GRPOResult, error) {
+	by := map[string]*train.GRPOResult{}
+	if _, err := openJournalRead(r.path(FileGRPO), func(line []byte) error {
+		var l grpoLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
+		}
+		by[l.Key] = l.Result
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var out []*train.GRPOResult
+	for _, t := range r.spec.Tasks {
+		if res := by[t.ID]; res != nil {
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// Reward names of the grpo block.
+const (
+	RewardBinary = "binary"
+	// RewardScore is the mean checkpoint score after the turn.
+	RewardScore = "score"
+)
+
+var ftrlVariants = map[string]train.Variant{
+	"ftrl_f1": train.SolveF1, "ftrl_p": train.SolveP, "ftrl_r": train.SolveR, "ftrl_precision": train.SolvePrecision,
+}
+
+// rewardFunc maps a reward name to the GRPO candidate reward; nil for
+// "binary" (TurnResult.Reward). The FTRL rewards score one atomic turn with
+// its atomic task as the only sub-question: q = 1 when the turn completed
+// it (TurnResult.Reward == 1), p = the turn's tool calls, t = 1 unsolved
+// before the turn, the answer correct when the atomic task was completed.
+func rewardFunc(name string) func(*train.TurnResult) float64 {
+	if name == RewardScore {
+		return func(tr *train.TurnResult) float64 {
+			if len(tr.Checkpoints) == 0 {
+				return tr.Reward
+			}
+			sum := 0.0
+			for _, c := range tr.Checkpoints {
+				sum += c.Score
+			}
+			return sum / float64(len(tr.Checkpoints))
+		}
+	}
+	v, ok := ftrlVariants[name]
+	if !ok {
+		return nil
+	}
+	return func(tr *train.TurnResult) float64 {
+		q := 0
+		if tr.Reward == 1 {
+			q = 1
+		}
+		return train.FTRLReward(train.TurnOutcome{
+			Calls:       len(tr.Segment.Calls),
+			NewlySolved: q,
+			Unsolved:    1,
+			Content:     tr.Segment.Content,
+			Correct:     q == 1,
+		}, v)
+	}
+}
+
+// RewardNames lists the accepted grpo reward names.
+func RewardNames() []string {
+	out := []string{RewardBinary, RewardScore}
+	for n := range ftrlVariants {
+		out = append(out, n)
+	}
+	sort.Strings(out[2:])
+	return out
+}
