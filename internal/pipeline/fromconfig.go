@@ -369,7 +369,7 @@ func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	return Policy{
 		Model:   pol,
 		Episode: func(*task.Task, string, uint64) (model.Policy, error) { return pol, nil },
-		Turn: func(host.TurnInput) (model.Policy, error) { return pol, nil },
+		Turn:    func(host.TurnInput) (model.Policy, error) { return pol, nil },
 	}, nil
 }
 

@@ -133,7 +133,7 @@ func (r *runner) sft(ctx context.Context) error {
 				Mode:      m,
 				Retries:   sp.Retries,
 				Threshold: sp.Threshold,
-				Episode: train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, t.ID)},
+				Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, t.ID)},
 			})
 			if err != nil {
 				return err
