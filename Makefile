@@ -32,7 +32,7 @@ help:
 	@echo "make mcp-test  real MCP clients against weft serve/mcp (part of make test; needs npm)"
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
-	@echo "make demo    build and run the demo"
+	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make proto   regenerate sdk/plugin/pluginpb from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
@@ -48,6 +48,7 @@ VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttribut
 test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
+	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
 	$(MAKE) module-test
 	$(MAKE) mcp-test
 
@@ -116,10 +117,14 @@ $(STATICCHECK):
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./... | tee bench.txt
 
-# The demo runs on the embedded defaults: the tau2-bench retail data in
-# examples/data. It becomes the full experiment pipeline as later work lands.
+# The demo is the main job on the embedded defaults: configs/tau2-retail.hcl
+# (the tau2-bench retail data in examples/data, the scripted policy with
+# faults, both views x three harnesses, verification, attribution, SFT and
+# GRPO data, exports, report) into runs/tau2-retail/. A rerun resumes; pass
+# DEMO_FLAGS (e.g. DEMO_FLAGS="--var task_limit=10") to change it.
+DEMO_FLAGS ?=
 demo: build
-	$(BIN) state demo
+	$(BIN) run configs/tau2-retail.hcl $(DEMO_FLAGS)
 
 # Runs each fuzz target for FUZZTIME. Seed and regression corpora live under
 # each package's testdata/fuzz/ and also run as ordinary tests in `make test`.
@@ -137,6 +142,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/react
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/hermes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSkill$$' -fuzztime $(FUZZTIME) ./plugins/harness/native
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./core/config
 
 clean:
 	rm -rf bin build bench.txt

@@ -200,7 +200,9 @@ type MixEntry struct {
 	View    string `json:"view"`
 	Harness string `json:"harness"`
 	// Weight is relative (weights need not sum to 1), >= 0; the sum over
-	// the mix is > 0. See Apportion.
+	// the mix is > 0. `weft run` spreads the episodes over the mix by
+	// weight (internal/pipeline.Assign: smooth weighted round-robin over all
+	// episode slots, task-major).
 	Weight float64 `json:"weight"`
 }
 
@@ -209,7 +211,7 @@ type Rollout struct {
 	// Policy names the policy block that acts in the episodes. Required.
 	Policy string `json:"policy"`
 	// EpisodesPerTask is how many episodes each task gets (k of pass@k),
-	// apportioned over the mix by Apportion. Default 1.
+	// spread over the mix by weight. Default 1.
 	EpisodesPerTask int `json:"episodes_per_task"`
 	// Concurrency is the hard cap on episodes in flight
 	// (rollout.Options.Concurrency). Default 1.
@@ -317,46 +319,6 @@ var (
 	// variants (train.SolveF1, SolveP, SolveR, SolvePrecision).
 	GRPORewards = []string{"binary", "score", "ftrl_f1", "ftrl_p", "ftrl_r", "ftrl_precision"}
 )
-
-// Apportion splits n episodes of one task over the mix in proportion to
-// the weights, by the largest-remainder method: each entry gets the floor
-// of n*weight/sum, and the episodes left go one each to the entries with
-// the largest remainders, ties to the earlier entry. The result has one
-// count per Mix entry and sums to n (all zeros when n <= 0). Examples:
-// weights {1, 1, 1} and n = 3 give {1, 1, 1}; {3, 1} and n = 2 give
-// {2, 0} (1.5 and 0.5: the tie goes to the first).
-func (c *Config) Apportion(n int) []int {
-	out := make([]int, len(c.Mix))
-	if n <= 0 || len(c.Mix) == 0 {
-		return out
-	}
-	sum := 0.0
-	for _, e := range c.Mix {
-		sum += e.Weight
-	}
-	if sum <= 0 {
-		return out
-	}
-	rem := make([]float64, len(c.Mix))
-	given := 0
-	for i, e := range c.Mix {
-		q := float64(n) * e.Weight / sum
-		out[i] = int(q)
-		rem[i] = q - float64(out[i])
-		given += out[i]
-	}
-	for ; given < n; given++ {
-		best := 0
-		for i := range rem {
-			if rem[i] > rem[best] {
-				best = i
-			}
-		}
-		out[best]++
-		rem[best] = -1
-	}
-	return out
-}
 
 // Resolved returns the config as indented JSON (durations as integer
 // nanoseconds, the encoding of time.Duration), for the run folder: what the run

@@ -52,6 +52,9 @@ func Parse(src []byte, filename string, opts LoadOptions) (*Config, hcl.Diagnost
 	if err != nil {
 		abs = filepath.Clean(filename)
 	}
+	if diags := checkNumbers(src, filename); diags.HasErrors() {
+		return nil, diags
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags
@@ -469,4 +472,40 @@ func article(k kind) string {
 		return "a path string is"
 	}
 	return "a string is"
+}
+
+// maxNumberLen bounds a number literal's length, and maxExponentDigits its
+// exponent's digits: HCL parses numbers into arbitrary-precision floats,
+// and a literal like 1e999999 takes about a second to parse (a fuzzer
+// finds it at once). Every number a weft config holds fits a float64.
+const (
+	maxNumberLen      = 64
+	maxExponentDigits = 3
+)
+
+// checkNumbers reports number literals too long or too large to be a
+// config value, before the parser spends time on them.
+func checkNumbers(src []byte, filename string) hcl.Diagnostics {
+	toks, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	var diags hcl.Diagnostics
+	for _, t := range toks {
+		if t.Type != hclsyntax.TokenNumberLit {
+			continue
+		}
+		lit := string(t.Bytes)
+		exp := ""
+		if i := strings.IndexAny(lit, "eE"); i >= 0 {
+			exp = strings.TrimLeft(strings.TrimLeft(lit[i+1:], "+-"), "0")
+		}
+		if len(lit) > maxNumberLen || len(exp) > maxExponentDigits {
+			r := t.Range
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Number out of range",
+				Detail:   fmt.Sprintf("The number %.20s... is too long or too large; config numbers must fit a 64-bit float (at most %d characters, an exponent of at most %d digits).", lit, maxNumberLen, maxExponentDigits),
+				Subject:  &r,
+			})
+		}
+	}
+	return diags
 }
