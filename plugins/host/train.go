@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/weft-dev/weft/core/model"
@@ -295,6 +296,12 @@ type trainEpisode struct {
 	calls  []verify.LedgerCall
 	next   int
 	closed bool
+	// vid is a version id of the session's current state when known (set
+	// by Snapshot, Restore and Fork, cleared when a turn starts), so the
+	// G forks of a group share one snapshot. vmu guards it: Fork may be
+	// called concurrently on one episode.
+	vmu sync.Mutex
+	vid string
 }
 
 // trainSnapshot is a trainEpisode's Snapshot.
@@ -313,6 +320,7 @@ func (e *trainEpisode) Messages() []model.Message { return slices.Clone(e.conv) 
 
 // Turn implements train.Episode.Turn (see TrainEnv).
 func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train.TurnResult, error) {
+	e.setVersion("") // the state changes from here on, whatever happens
 	if e.closed {
 		return nil, ErrEpisodeClosed
 	}
@@ -536,9 +544,9 @@ func (e *trainEpisode) Snapshot(ctx context.Context) (train.Snapshot, error) {
 	if e.closed {
 		return nil, ErrEpisodeClosed
 	}
-	vid, err := e.sh.env.Server.Snapshot(e.session, e.gen)
+	vid, err := e.version()
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, err
 	}
 	return &trainSnapshot{sh: e.sh, version: vid, conv: slices.Clone(e.conv), calls: slices.Clone(e.calls), next: e.next}, nil
 }
@@ -565,7 +573,30 @@ func (e *trainEpisode) Restore(ctx context.Context, s train.Snapshot) error {
 	}
 	e.gen = gen
 	e.conv, e.calls, e.next = slices.Clone(ts.conv), slices.Clone(ts.calls), ts.next
+	e.setVersion(ts.version)
 	return nil
+}
+
+func (e *trainEpisode) setVersion(vid string) {
+	e.vmu.Lock()
+	e.vid = vid
+	e.vmu.Unlock()
+}
+
+// version returns a version id of the current state, snapshotting the
+// session only when none is known.
+func (e *trainEpisode) version() (string, error) {
+	e.vmu.Lock()
+	defer e.vmu.Unlock()
+	if e.vid != "" {
+		return e.vid, nil
+	}
+	vid, err := e.sh.env.Server.Snapshot(e.session, e.gen)
+	if err != nil {
+		return "", &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+	}
+	e.vid = vid
+	return vid, nil
 }
 
 // Fork implements train.Episode: a new session forked from a snapshot of
@@ -575,12 +606,16 @@ func (e *trainEpisode) Fork(ctx context.Context) (train.Episode, error) {
 	if e.closed {
 		return nil, ErrEpisodeClosed
 	}
-	info, err := e.sh.env.Server.Fork(ctx, e.session, e.gen, "")
+	vid, err := e.version()
+	if err != nil {
+		return nil, err
+	}
+	info, err := e.sh.env.Server.Fork(ctx, e.session, e.gen, vid)
 	if err != nil {
 		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
 	}
 	return &trainEpisode{sh: e.sh, session: info.ID, gen: info.Generation,
-		conv: slices.Clone(e.conv), calls: slices.Clone(e.calls), next: e.next}, nil
+		conv: slices.Clone(e.conv), calls: slices.Clone(e.calls), next: e.next, vid: vid}, nil
 }
 
 // Hash implements train.Episode: the hex state hash of the session's
