@@ -17,28 +17,28 @@ import (
 // executor's ErrorKind). The built-in detectors look only at Tool and
 // Arguments; the outcome is there for detectors that judge results.
 type Call struct {
-	Tool      string
-	Arguments json.RawMessage
-	IsError   bool
-	ErrorKind string
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	IsError   bool            `json:"is_error"`
+	ErrorKind string          `json:"error_kind"`
 }
 
 // ToolSpec is one tool offered to the policy: its name and its JSON Schema
 // for the arguments object.
 type ToolSpec struct {
-	Name        string
-	InputSchema json.RawMessage
+	Name        string          `json:"name"`
+	InputSchema json.RawMessage `json:"input_schema"`
 }
 
 // Segment is one atomic turn — what a candidate did from a restored state —
 // plus the context the detectors judge it in.
 type Segment struct {
-	Calls     []Call     // the turn's tool calls, in order
-	Content   string     // the assistant's text to the user, if any
-	Tools     []ToolSpec // the tools offered; authoritative: none offered means any call is hallucinated
-	History   []Call     // calls of earlier turns of the episode, in order
-	Forbidden []string   // path.Match globs over tool names the task forbids
-	Stopped   bool       // the segment ended the episode before its atomic task was done
+	Calls     []Call     `json:"calls"`     // the turn's tool calls, in order
+	Content   string     `json:"content"`   // the assistant's text to the user, if any
+	Tools     []ToolSpec `json:"tools"`     // the tools offered; authoritative: none offered means any call is hallucinated
+	History   []Call     `json:"history"`   // calls of earlier turns of the episode, in order
+	Forbidden []string   `json:"forbidden"` // path.Match globs over tool names the task forbids
+	Stopped   bool       `json:"stopped"`   // the segment ended the episode before its atomic task was done
 }
 
 // Detector is a named undesirable-pattern test. Detect reports whether the

@@ -84,30 +84,30 @@ func (SnapshotBase) snapshot() {}
 // its verification.
 type TurnResult struct {
 	// Turn is the 0-based index in Task.Order(); Atomic the atomic task's id.
-	Turn   int
-	Atomic string
+	Turn   int    `json:"turn"`
+	Atomic string `json:"atomic"`
 	// Prompt is the canonical conversation the policy continued: the system
 	// message, every earlier turn, then this turn's user message.
-	Prompt []model.Message
+	Prompt []model.Message `json:"prompt"`
 	// Completion is what this turn added after Prompt: assistant messages
 	// (with tool_calls) and tool messages, in order.
-	Completion []model.Message
+	Completion []model.Message `json:"completion"`
 	// Tools are the tools the harness offered (function definitions).
-	Tools []model.Tool
+	Tools []model.Tool `json:"tools"`
 	// Segment is the turn as the undesirable-pattern detectors see it
 	// (calls with outcomes, the text to the user, offered tools with their
 	// schemas, earlier turns' calls, forbidden tools, early stop).
-	Segment Segment
+	Segment Segment `json:"segment"`
 	// Reward is the binary completion of the atomic task: 1 when every
 	// checkpoint verified after this turn passed (the atomic tasks so far
 	// and, after the last turn, the overall checks), else 0.
-	Reward float64
+	Reward float64 `json:"reward"`
 	// Checkpoints are the verifier's checkpoints after this turn: the
 	// atomic tasks 0..Turn (and "overall" after the last turn).
-	Checkpoints []verify.Checkpoint
+	Checkpoints []verify.Checkpoint `json:"checkpoints"`
 	// Termination is the harness's termination of the turn ("done" when
 	// it ended by addressing the user).
-	Termination string
+	Termination string `json:"termination"`
 	// Reference is true for a turn run with TurnOptions.Reference.
-	Reference bool
+	Reference bool `json:"reference"`
 }

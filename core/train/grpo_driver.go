@@ -75,75 +75,75 @@ type GRPOConfig struct {
 type GroupCandidate struct {
 	// Sample is the TurnOptions.Sample the candidate ran with (its index
 	// in the group).
-	Sample uint64
+	Sample uint64 `json:"sample"`
 	// Reward is the reward its advantage was computed from: the turn's
 	// (atomic turn) or the trajectory's (trajectory level).
-	Reward float64
+	Reward float64 `json:"reward"`
 	// Advantage is the group-relative advantage after masking. At
 	// LevelTrajectory it is the trajectory's advantage before per-turn
 	// masking; each turn's own value is in Turns[i].Advantage.
-	Advantage float64
+	Advantage float64 `json:"advantage"`
 	// Masked is whether a detector fired and masking is on (at
 	// LevelTrajectory: on any of its turns); Patterns the detectors that
 	// fired (at LevelTrajectory: over all its turns, first firing order,
 	// deduplicated).
-	Masked   bool
-	Patterns []string
+	Masked   bool     `json:"masked"`
+	Patterns []string `json:"patterns"`
 	// Result is the candidate's turn (at LevelTrajectory: its last turn).
-	Result *TurnResult
+	Result *TurnResult `json:"result"`
 	// Turns are, at LevelTrajectory only, every turn of the trajectory in
 	// order.
-	Turns []CandidateTurn
+	Turns []CandidateTurn `json:"turns"`
 }
 
 // CandidateTurn is one turn of a trajectory-level candidate.
 type CandidateTurn struct {
-	Result   *TurnResult
-	Patterns []string
-	Masked   bool
+	Result   *TurnResult `json:"result"`
+	Patterns []string    `json:"patterns"`
+	Masked   bool        `json:"masked"`
 	// Advantage is the trajectory's advantage with this turn's masking
 	// applied (A := min(A, 0) when Masked): what the turn's policy tokens
 	// get.
-	Advantage float64
+	Advantage float64 `json:"advantage"`
 }
 
 // Group is one GRPO group: candidates sampled from the same state.
 type Group struct {
 	// ID is "<task id>/t<turn>" at LevelAtomicTurn and
 	// "<task id>/trajectory" at LevelTrajectory.
-	ID     string
-	TaskID string
+	ID     string `json:"id"`
+	TaskID string `json:"task_id"`
 	// Turn and Atomic are the atomic turn the candidates ran (0 and the
 	// first atomic task at LevelTrajectory).
-	Turn   int
-	Atomic string
-	Level  string
+	Turn   int    `json:"turn"`
+	Atomic string `json:"atomic"`
+	Level  string `json:"level"`
 	// Candidates are in sample order (0..G-1), whatever order they ran in.
-	Candidates []GroupCandidate
+	Candidates []GroupCandidate `json:"candidates"`
 	// NonZero is true when any candidate turn's advantage is non-zero:
 	// the group carries a learning signal.
-	NonZero bool
+	NonZero bool `json:"nonzero"`
 	// Continued is the candidate the main episode continued from, or -1
 	// when it ran the reference solution (and at LevelTrajectory).
-	Continued int
+	Continued int `json:"continued"`
 	// Reference is the reference turn run when Continued == -1 at
 	// LevelAtomicTurn; nil otherwise.
-	Reference *TurnResult
+	Reference *TurnResult `json:"reference"`
 }
 
 // GRPOResult is GRPO's outcome for one task.
 type GRPOResult struct {
-	TaskID string
-	Level  string
+	TaskID string `json:"task_id"`
+	Level  string `json:"level"`
 	// Groups are in turn order (one per turn reached at LevelAtomicTurn,
 	// one in all at LevelTrajectory).
-	Groups []Group
+	Groups []Group `json:"groups"`
 	// Stopped is true when an atomic-turn episode ended early: no
 	// candidate succeeded at StopTurn and the reference solution failed
 	// too; StopReason says so in words. The group of StopTurn is recorded.
-	Stopped    bool
-	StopTurn   int
-	StopReason string
+	Stopped    bool   `json:"stopped"`
+	StopTurn   int    `json:"stop_turn"`
+	StopReason string `json:"stop_reason"`
 }
 
 // GRPO runs GRPO rollouts of task t on env with a frozen policy and returns

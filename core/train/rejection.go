@@ -18,11 +18,11 @@ func Accept(cs []Candidate, threshold float64) int {
 // SamplingStats tallies rejection sampling over atomic turns. The zero value
 // is ready to use.
 type SamplingStats struct {
-	Turns    int            // atomic turns sampled
-	Accepted int            // turns where a candidate was kept
-	Attempts int            // candidates sampled, over all turns
-	Masked   int            // candidates a detector fired on
-	Patterns map[string]int // candidates on which each pattern was detected
+	Turns    int            `json:"turns"`    // atomic turns sampled
+	Accepted int            `json:"accepted"` // turns where a candidate was kept
+	Attempts int            `json:"attempts"` // candidates sampled, over all turns
+	Masked   int            `json:"masked"`   // candidates a detector fired on
+	Patterns map[string]int `json:"patterns"` // candidates on which each pattern was detected
 }
 
 // Add records one atomic turn: its candidates cs and the index accepted

@@ -48,48 +48,48 @@ type SamplingConfig struct {
 type TurnSampling struct {
 	// Turn is the 0-based index in Task.Order(); Atomic the atomic task's
 	// id (from the first attempt's TurnResult).
-	Turn   int
-	Atomic string
+	Turn   int    `json:"turn"`
+	Atomic string `json:"atomic"`
 	// Attempts is how many times the turn ran (1..Retries+1).
-	Attempts int
+	Attempts int `json:"attempts"`
 	// Accepted is true when the turn is kept: in ModePrefix, an attempt
 	// passed; in ModeEndToEnd, the trajectory it belongs to was kept.
-	Accepted bool
+	Accepted bool `json:"accepted"`
 	// Rewards and Patterns are per attempt, in order (len == Attempts):
 	// the attempt's TurnResult.Reward and the detectors that fired on it
 	// (nil when none).
-	Rewards  []float64
-	Patterns [][]string
+	Rewards  []float64  `json:"rewards"`
+	Patterns [][]string `json:"patterns"`
 	// Kept is the accepted attempt's result (nil when none was kept).
-	Kept *TurnResult
+	Kept *TurnResult `json:"kept"`
 }
 
 // SampleResult is rejection sampling's outcome for one task.
 type SampleResult struct {
-	TaskID string
-	Mode   string
+	TaskID string `json:"task_id"`
+	Mode   string `json:"mode"`
 	// Accepted is true when every turn was kept: the whole trajectory
 	// verified.
-	Accepted bool
+	Accepted bool `json:"accepted"`
 	// Messages is the kept canonical conversation, system message first:
 	// the whole trajectory when Accepted; in ModePrefix otherwise the
 	// verified prefix, i.e. the conversation up to the end of the last
 	// accepted turn; nil when no turn was kept (ModePrefix with turn 0
 	// rejected, or ModeEndToEnd rejected).
-	Messages []model.Message
+	Messages []model.Message `json:"messages"`
 	// Tools are the tools offered in the kept turns, in order of first
 	// appearance, deduplicated by name.
-	Tools []model.Tool
+	Tools []model.Tool `json:"tools"`
 	// Turns has one entry per turn that ran, in order. In ModePrefix it
 	// ends at the first rejected turn.
-	Turns []TurnSampling
+	Turns []TurnSampling `json:"turns"`
 	// Attempts is the number of turn attempts run in total (the sampling
 	// cost in atomic turns); KeptTurns the number of turns kept.
-	Attempts  int
-	KeptTurns int
+	Attempts  int `json:"attempts"`
+	KeptTurns int `json:"kept_turns"`
 	// Stats tallies the turns: one SamplingStats.Add per entry of Turns,
 	// its candidates the turn's attempts.
-	Stats SamplingStats
+	Stats SamplingStats `json:"stats"`
 }
 
 // SFT returns the kept conversation as an SFT record (TRL conversational
