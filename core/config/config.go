@@ -268,8 +268,8 @@ type GRPO struct {
 	// (the first candidate), "random" (a seeded random candidate) or
 	// "reference" (the reference solution's turn). Default "first".
 	Continue string `json:"continue"`
-	// Mask zeroes the advantage of candidates an undesirable-pattern
-	// detector fired on. Default true.
+	// Mask removes positive credit from candidates an undesirable-pattern
+	// detector fired on (A := min(A, 0)). Default true.
 	Mask bool `json:"mask"`
 	// Reward is one of GRPORewards. Default "binary".
 	Reward string `json:"reward"`

@@ -192,8 +192,9 @@ var rootSpec = &blockSpec{
 		{
 			typ: "mix",
 			doc: "Weights over view x harness pairs. Each task's `rollout.episodes_per_task` episodes are " +
-				"split over the entries in proportion to their weights (largest remainder, ties to the earlier " +
-				"entry). Default: every declared view with every declared harness, weight 1.",
+				"spread over the entries in proportion to their weights: smooth weighted round-robin over all " +
+				"episode slots, task by task, so every pair gets its share of the run even when a task has fewer " +
+				"episodes than the mix has entries. Default: every declared view with every declared harness, weight 1.",
 			blocks: []*blockSpec{{
 				typ: "entry", multi: true,
 				doc: "One view x harness pair.",
@@ -260,7 +261,7 @@ var rootSpec = &blockSpec{
 				{name: "eps", kind: kNumber, def: "1e-6", doc: "Epsilon of the advantage normalisation; > 0."},
 				{name: "level", kind: kString, def: `"atomic_turn"`, doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
 				{name: "continue", kind: kString, def: `"first"`, doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
-				{name: "mask", kind: kBool, def: "true", doc: "Zero the advantage of candidates an undesirable-pattern detector fired on."},
+				{name: "mask", kind: kBool, def: "true", doc: "Remove positive credit from candidates an undesirable-pattern detector fired on (A := min(A, 0)); detections are recorded either way."},
 				{name: "reward", kind: kString, def: `"binary"`, doc: "One of " + quoted(GRPORewards) + "."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},

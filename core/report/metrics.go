@@ -28,8 +28,9 @@ type SFTStats struct {
 	// accepted trajectory or, in prefix mode, a verified prefix (at least
 	// one kept turn).
 	Records int `json:"records"`
-	// KeptTurns counts the atomic turns kept over the accepted
-	// trajectories.
+	// KeptTurns counts the atomic turns kept: those of the accepted
+	// trajectories and, in prefix mode, of the verified prefixes of the
+	// others.
 	KeptTurns int `json:"kept_turns"`
 	// Attempts counts the candidates sampled over all atomic turns.
 	Attempts int `json:"attempts"`
@@ -43,7 +44,7 @@ type SFTStats struct {
 
 // GRPOStats summarizes an atomic-turn GRPO stage.
 type GRPOStats struct {
-	// Level is the advantage level ("turn" or "trajectory"); free text.
+	// Level is the advantage level ("atomic_turn" or "trajectory").
 	Level string `json:"level"`
 	// Groups counts the candidate groups sampled, NonZeroGroups those whose
 	// advantages are not all 0 (rewards not all equal).
