@@ -19,6 +19,36 @@ variable "model" {
   default     = "Qwen/Qwen3-8B"
 }
 
+variable "task_limit" {
+  description = "Run only the first N tasks (0 = all 114)."
+  default     = 0
+}
+
+variable "episodes_per_task" {
+  description = "Rollout episodes per task, spread over the view x harness pairs by weight."
+  default     = 8
+}
+
+variable "group_size" {
+  description = "GRPO group size G (>= 2)."
+  default     = 8
+}
+
+variable "max_retries" {
+  description = "Client retries of a retryable endpoint failure (-1 = none)."
+  default     = 4
+}
+
+variable "retries" {
+  description = "Extra attempts of a rollout episode after a retryable infrastructure failure."
+  default     = 2
+}
+
+variable "stages" {
+  description = "The pipeline stages to run, in order."
+  default     = ["import", "rollout", "verify", "attribute", "sft", "grpo", "export", "report"]
+}
+
 module "retail" {
   path        = "../examples/modules/retail"
   schema      = "../examples/modules/retail/retaildb/schema.sql"
@@ -30,6 +60,7 @@ tasks "tau2-retail" {
   tau2          = "../examples/data/tau2-retail/tasks.json"
   system_prompt = "../examples/data/tau2-retail/policy.md"
   modules       = ["retail"]
+  limit         = var.task_limit
 }
 
 policy "model" {
@@ -38,7 +69,7 @@ policy "model" {
     model           = var.model
     api_key_env     = "OPENAI_API_KEY"
     timeout         = "120s"
-    max_retries     = 4
+    max_retries     = var.max_retries
     max_concurrency = 16
     extra_body = {
       chat_template_kwargs = { enable_thinking = false }
@@ -98,11 +129,11 @@ attributor {
 
 rollout {
   policy            = "model"
-  episodes_per_task = 8
+  episodes_per_task = var.episodes_per_task
   concurrency       = 16
   episode_timeout   = "10m"
   turn_timeout      = "2m"
-  retries           = 2
+  retries           = var.retries
   backoff           = "5s"
   max_turns         = 40
   max_tool_calls    = 60
@@ -120,7 +151,7 @@ sft {
 
 grpo {
   policy     = "model"
-  group_size = 8
+  group_size = var.group_size
   eps        = 1e-6
   level      = "atomic_turn"
   continue   = "first"
@@ -138,7 +169,7 @@ grpo {
 }
 
 pipeline {
-  stages = ["import", "rollout", "verify", "attribute", "sft", "grpo", "export", "report"]
+  stages = var.stages
 }
 
 output {

@@ -111,7 +111,11 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	fmt.Fprintf(a.env.Stderr, "weft run: %d tasks, modules ready in %s\n", len(b.Tasks), time.Since(start).Round(time.Millisecond))
 
 	prog := newProgress(a.env.Stderr)
-	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: prog.event,
+	onEvent := prog.event
+	if hook := runProgressHook; hook != nil {
+		onEvent = func(e pipeline.Event) { prog.event(e); hook(e) }
+	}
+	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: onEvent,
 		GeneratedAt: time.Now().UTC().Format(time.RFC3339)})
 	prog.wait()
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil
@@ -125,6 +129,11 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	r := runResult{Dir: res.Dir, Metrics: res.Metrics}
 	return a.print(r, func(w io.Writer) error { return printSummary(w, r) })
 }
+
+// runProgressHook, when set (by tests), sees every pipeline progress event
+// of `weft run` after it is rendered; tests use it to interrupt a run at a
+// known point.
+var runProgressHook func(pipeline.Event)
 
 // exitError ends the process with a given status, the message already
 // printed.

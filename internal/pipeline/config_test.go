@@ -37,7 +37,6 @@ func TestNamesMatchEngine(t *testing.T) {
 	}
 }
 
-
 // The config's names for stages, export formats and rewards are the
 // pipeline's.
 func TestConfigNamesMatchPipeline(t *testing.T) {

@@ -179,7 +179,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	}
 	ro := cfg.Rollout
 	spec.Rollout = RolloutSpec{Policy: ro.Policy, EpisodesPerTask: ro.EpisodesPerTask, Concurrency: ro.Concurrency,
-		Retries: ro.Retries, EpisodeTimeout: ro.EpisodeTimeout, Seed: ro.Seed}
+		Retries: ro.Retries, EpisodeTimeout: ro.EpisodeTimeout, Backoff: ro.Backoff, Seed: ro.Seed}
 	if ro.MaxTurns > 0 || ro.MaxToolCalls > 0 || ro.TurnTimeout > 0 || ro.EpisodeTimeout > 0 {
 		spec.Rollout.Limits = &plugin.Limits{MaxTurns: int32(ro.MaxTurns), MaxToolCalls: int32(ro.MaxToolCalls),
 			TurnTimeoutMs: ro.TurnTimeout.Milliseconds(), EpisodeTimeoutMs: ro.EpisodeTimeout.Milliseconds()}

@@ -239,6 +239,7 @@ func (r *runner) rollout(ctx context.Context) error {
 		Concurrency:    max(1, s.Rollout.Concurrency),
 		Retries:        s.Rollout.Retries,
 		EpisodeTimeout: s.Rollout.EpisodeTimeout,
+		Backoff:        s.Rollout.Backoff,
 		Skip:           eps.has,
 		Progress: func(p rollout.Progress) {
 			o := p.Outcome

@@ -109,6 +109,8 @@ type RolloutSpec struct {
 	Retries int
 	// EpisodeTimeout bounds one attempt (0 = none).
 	EpisodeTimeout time.Duration
+	// Backoff is the wait before each retry (0 = none).
+	Backoff time.Duration
 	// Seed is the run seed; episode seeds derive from it and the job.
 	Seed uint64
 	// Limits of every episode (nil = none).
