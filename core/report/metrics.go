@@ -115,6 +115,12 @@ type Metrics struct {
 	SFTAttempts            int      `json:"sft_attempts"`
 	SFTTurnsResampled      int      `json:"sft_turns_resampled"`
 	SFTAttemptsPerKeptTurn *float64 `json:"sft_attempts_per_kept_turn"`
+	// SFTFailedTasks and GRPOFailedTasks count the tasks the stage could
+	// not finish (infrastructure failures past their retries; details in
+	// failures.json): they have no SFT or GRPO data. Filled by the
+	// pipeline, 0 from Compute.
+	SFTFailedTasks  int `json:"sft_failed_tasks"`
+	GRPOFailedTasks int `json:"grpo_failed_tasks"`
 	// SFTCompare is the other rejection-sampling mode run at the same
 	// retry budget for comparison (prefix-preserving vs end-to-end); nil
 	// when it did not run.

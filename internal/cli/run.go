@@ -30,12 +30,14 @@ import (
 type runResult struct {
 	Dir         string         `json:"dir"`
 	Interrupted bool           `json:"interrupted"`
-	Metrics     report.Metrics `json:"metrics"`
+	// Metrics is nil when the run was interrupted.
+	Metrics *report.Metrics `json:"metrics,omitempty"`
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var out string
 	var vars []string
+	var callTimeout time.Duration
 	var f moduleFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
@@ -55,7 +57,7 @@ finished and exits with status 130; rerun the same command to finish.`,
   weft run configs/tau2-retail.hcl
 
   # Into another folder, overriding a variable
-  weft run configs/tau2-retail.hcl --out /tmp/run1 --var faults=0.2`,
+  weft run configs/tau2-retail.hcl --out /tmp/run1 --var faults_scale=0.5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("run takes exactly one config FILE, got %d arguments", len(args))
@@ -67,16 +69,20 @@ finished and exits with status 130; rerun the same command to finish.`,
 			if err != nil {
 				return err
 			}
-			return runExperiment(cmd.Context(), a, &f, args[0], out, vm)
+			if callTimeout <= 0 {
+				return usageErrorf("--call-timeout must be positive, got %s", callTimeout)
+			}
+			return runExperiment(cmd.Context(), a, &f, args[0], out, vm, callTimeout)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "run folder (default: the config's output.dir)")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "set a config variable, NAME=VALUE (repeatable)")
+	cmd.Flags().DurationVar(&callTimeout, "call-timeout", 30*time.Second, "deadline of one tool call in a module (a looping module is stopped after it; on a loaded machine calls queue for CPU)")
 	f.add(cmd)
 	return cmd
 }
 
-func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string, vars map[string]string) error {
+func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string, vars map[string]string, callTimeout time.Duration) error {
 	cfg, diags := config.Load(file, config.LoadOptions{Vars: vars})
 	if cfg == nil {
 		for _, d := range diags {
@@ -90,7 +96,7 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rt, err := f.runtime(ctx)
+	rt, err := f.runtimeWith(ctx, module.Config{CallTimeout: callTimeout})
 	if err != nil {
 		return err
 	}
@@ -121,12 +127,19 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil
 	if interrupted {
 		fmt.Fprintf(a.env.Stderr, "weft run: interrupted; what finished is in %s; rerun the same command to resume\n", out)
+		if a.json {
+			a.print(runResult{Dir: out, Interrupted: true}, nil)
+		}
 		return &exitError{code: 130}
 	}
 	if err != nil {
 		return err
 	}
-	r := runResult{Dir: res.Dir, Metrics: res.Metrics}
+	if n := len(res.Failures); n > 0 {
+		fmt.Fprintf(a.env.Stderr, "weft run: %d training-stage tasks did not finish (first: %s task %s: %s); details in %s; a rerun tries them again\n",
+			n, res.Failures[0].Stage, res.Failures[0].TaskID, res.Failures[0].Message, filepath.Join(out, pipeline.FileFailures))
+	}
+	r := runResult{Dir: res.Dir, Metrics: &res.Metrics}
 	return a.print(r, func(w io.Writer) error { return printSummary(w, r) })
 }
 

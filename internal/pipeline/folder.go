@@ -21,6 +21,7 @@ const (
 	FileSFT          = "sft.jsonl"
 	FileGRPO         = "grpo.jsonl"
 	FileFilter       = "filter.json"
+	FileFailures     = "failures.json"
 	FileMetrics      = "metrics.json"
 	FileReport       = "report.html"
 	DirDatasets      = "datasets"
@@ -37,8 +38,8 @@ type journal struct {
 }
 
 // openJournal reads path's records (each a JSON object with the key
-// field) into into (called per record with its raw line) and opens it for
-// appending.
+// field) into into (called per line with its raw bytes, in file order: a
+// key may repeat, the last line wins) and opens it for appending.
 func openJournal(path, keyField string, into func(key string, line []byte) error) (*journal, error) {
 	j := &journal{path: path, keys: map[string]bool{}}
 	b, err := os.ReadFile(path)
@@ -60,10 +61,8 @@ func openJournal(path, keyField string, into func(key string, line []byte) error
 		if err := json.Unmarshal(head[keyField], &key); err != nil || key == "" {
 			return nil, fmt.Errorf("%s: line at byte %d: no %q", path, off, keyField)
 		}
-		if !j.keys[key] {
-			if err := into(key, line); err != nil {
-				return nil, fmt.Errorf("%s: record %s: %w", path, key, err)
-			}
+		if err := into(key, line); err != nil {
+			return nil, fmt.Errorf("%s: record %s: %w", path, key, err)
 		}
 		j.keys[key] = true
 		off += nl + 1
@@ -94,16 +93,24 @@ func (j *journal) has(key string) bool {
 	return j.keys[key]
 }
 
-// add appends v (marshalled to one line) under key and syncs the file
-// buffer to the OS (a crash of weft loses nothing written).
-func (j *journal) add(key string, v any) error {
+// add appends v (marshalled to one line) under key unless key is there
+// already, and hands the line to the OS (a crash of weft loses nothing
+// written).
+func (j *journal) add(key string, v any) error { return j.write(key, v, false) }
+
+// replace appends v under key even when key is there already: readers keep
+// the last line of a key (a rerun's new outcome of an episode that ended
+// on an infrastructure failure).
+func (j *journal) replace(key string, v any) error { return j.write(key, v, true) }
+
+func (j *journal) write(key string, v any, replace bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.keys[key] {
+	if j.keys[key] && !replace {
 		return nil
 	}
 	w := bufio.NewWriter(j.f)

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +49,25 @@ func TestJournalBadLine(t *testing.T) {
 	_, err := openJournal(path, "key", func(string, []byte) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "j.jsonl: line at byte 12") {
 		t.Fatalf("err = %v, want the file and the byte offset of the bad line", err)
+	}
+}
+
+// A folder that holds a run of another config is refused, untouched.
+func TestRunRefusesOtherConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileConfig), []byte(`{"other": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec(t, retailTasks(t, "0"))
+	_, err := Run(context.Background(), spec, Options{Dir: dir})
+	if !errors.Is(err, ErrOtherRun) || !strings.Contains(err.Error(), "use a new --out") {
+		t.Fatalf("err = %v, want ErrOtherRun with advice", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("the folder has %d entries after the refusal, want only config.json", len(entries))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, FileConfig)); string(b) != `{"other": 1}` {
+		t.Fatalf("config.json rewritten: %s", b)
 	}
 }

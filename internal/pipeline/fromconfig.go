@@ -191,7 +191,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	}
 	if g := cfg.GRPO; g != nil {
 		spec.GRPO = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
-			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: max(1, conc/2), Seed: ro.Seed}
+			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: 1, Seed: ro.Seed}
 		if f := g.Filter; f != nil {
 			spec.GRPO.Filter = &train.FilterConfig{MinCorrelation: f.MinCorrelation, MinAgreement: f.MinAgreement,
 				RubricPass: f.RubricPass, MinRollouts: f.MinRollouts}
@@ -369,7 +369,18 @@ func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	return Policy{
 		Model:   pol,
 		Episode: func(*task.Task, string, uint64) (model.Policy, error) { return pol, nil },
-		Turn:    func(host.TurnInput) (model.Policy, error) { return pol, nil },
+		Turn: func(in host.TurnInput) (model.Policy, error) {
+			if smp.Seed == nil {
+				return pol, nil
+			}
+			// A configured sampling seed would make every candidate of a
+			// group the same draw: each candidate gets its own, derived
+			// from the configured one and the candidate seed.
+			s := smp
+			seed := *smp.Seed ^ int64(in.Seed>>1)
+			s.Seed = &seed
+			return sampled{c, s}, nil
+		},
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/weft-dev/weft/core/report"
+	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 )
 
@@ -78,6 +79,12 @@ func (r *runner) metrics() report.Metrics {
 	}
 	m := report.Compute(r.episodes, sft, grpo, r.passK())
 	m.SFTCompare = cmp
+	if s := r.spec.SFT; s != nil && r.spec.has(StageSFT) {
+		m.SFTFailedTasks = len(r.eligible(func(*task.Task) bool { return true })) - len(r.samples)
+	}
+	if g := r.spec.GRPO; g != nil && r.spec.has(StageGRPO) {
+		m.GRPOFailedTasks = len(r.eligible(r.kept)) - len(r.groups)
+	}
 	return m
 }
 

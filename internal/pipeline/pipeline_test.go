@@ -415,3 +415,52 @@ func TestSpecValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainingFailureRecorded: a task whose SFT and GRPO turns keep
+// failing is recorded in failures.json and counted in metrics, the other
+// tasks finish, and a rerun with the failure gone fills in the task.
+func TestTrainingFailureRecorded(t *testing.T) {
+	tasks := retailTasks(t, "16", "30")
+	spec := testSpec(t, tasks)
+	spec.Stages = []string{StageSFT, StageGRPO, StageExport}
+	spec.SFT.Compare = false
+	good := spec.Policies["scripted"].Turn
+	broken := Policy{Turn: func(in host.TurnInput) (model.Policy, error) {
+		if in.Task.ID == "30" {
+			return nil, errors.New("planted: no policy for task 30")
+		}
+		return good(in)
+	}}
+	spec.Policies["scripted"] = broken
+	dir := t.TempDir()
+	res, err := Run(context.Background(), spec, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 2 || res.Failures[0].TaskID != "30" || res.Failures[1].TaskID != "30" ||
+		res.Failures[0].Stage != StageSFT || res.Failures[1].Stage != StageGRPO ||
+		!strings.Contains(res.Failures[0].Message, "planted: no policy for task 30") {
+		t.Fatalf("failures = %+v, want task 30 in sft and grpo with the planted error", res.Failures)
+	}
+	var onDisk []Failure
+	b, _ := os.ReadFile(filepath.Join(dir, FileFailures))
+	if err := json.Unmarshal(b, &onDisk); err != nil || !cmp.Equal(onDisk, res.Failures) {
+		t.Fatalf("failures.json = %s (%v), want %+v", b, err, res.Failures)
+	}
+	m := res.Metrics
+	if m.SFTFailedTasks != 1 || m.GRPOFailedTasks != 1 || m.SFTTasks != 1 || m.GRPOGroups == 0 {
+		t.Fatalf("metrics: sft failed %d tasks %d, grpo failed %d groups %d; want 1, 1, 1, > 0", m.SFTFailedTasks, m.SFTTasks, m.GRPOFailedTasks, m.GRPOGroups)
+	}
+	spec.Policies["scripted"] = Policy{Turn: good}
+	res, err = Run(context.Background(), spec, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 0 || res.Metrics.SFTFailedTasks != 0 || res.Metrics.GRPOFailedTasks != 0 || res.Metrics.SFTTasks != 2 {
+		t.Fatalf("rerun: failures %+v, sft failed %d, grpo failed %d, sft tasks %d; want none and 2 tasks",
+			res.Failures, res.Metrics.SFTFailedTasks, res.Metrics.GRPOFailedTasks, res.Metrics.SFTTasks)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, FileFailures)); string(b) != "[]\n" {
+		t.Fatalf("failures.json after a clean rerun = %q, want []", b)
+	}
+}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -21,6 +22,10 @@ import (
 	"github.com/weft-dev/weft/plugins/host"
 	"github.com/weft-dev/weft/sdk/plugin"
 )
+
+// ErrOtherRun is returned (wrapped) by Run when the folder holds a run of
+// a different config: resuming would mix two experiments' results.
+var ErrOtherRun = errors.New("the run folder belongs to another experiment")
 
 // Options configure Run.
 type Options struct {
@@ -46,6 +51,9 @@ type Event struct {
 type Result struct {
 	Dir     string
 	Metrics report.Metrics
+	// Failures are the tasks the sft and grpo stages could not finish in
+	// this run (also in DIR/failures.json); a rerun tries them again.
+	Failures []Failure
 }
 
 // Run runs spec's stages into opts.Dir. When ctx ends it stops starting
@@ -64,6 +72,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		r.taskIndex[t.ID] = i
 	}
 	if len(spec.Config) > 0 {
+		if old, err := os.ReadFile(filepath.Join(opts.Dir, FileConfig)); err == nil && !bytes.Equal(old, spec.Config) {
+			return nil, fmt.Errorf("%w: %s holds a run of another config (its config.json differs from this one's resolved config); use a new --out, or remove the folder to start over", ErrOtherRun, opts.Dir)
+		}
 		if err := writeFileAtomic(filepath.Join(opts.Dir, FileConfig), spec.Config); err != nil {
 			return nil, err
 		}
@@ -96,6 +107,13 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	failures := r.failures
+	if failures == nil {
+		failures = []Failure{}
+	}
+	if err := writeJSON(r.path(FileFailures), failures); err != nil {
+		return nil, err
+	}
 	m := r.metrics()
 	if err := writeJSON(filepath.Join(opts.Dir, FileMetrics), m); err != nil {
 		return nil, err
@@ -105,13 +123,18 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	return &Result{Dir: opts.Dir, Metrics: m}, nil
+	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures}, nil
 }
 
 type runner struct {
 	spec *Spec
 	opts Options
 	refs host.ReferenceCache // shared by the executor and the training envs
+	// kept says which tasks the consistency filter keeps for GRPO (set by
+	// the grpo stage).
+	kept func(*task.Task) bool
+	// failures are this run's training-stage tasks that did not finish.
+	failures []Failure
 	// taskIndex is each task's position in Spec.Tasks.
 	taskIndex map[string]int
 
@@ -193,10 +216,21 @@ func (r *runner) rollout(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	eps, err := openJournal(r.path(FileEpisodes), "key", func(string, []byte) error { return nil })
+	// Episodes that ended on an infrastructure failure run again on a
+	// rerun (the endpoint may be back); their new outcome replaces the old.
+	infra := map[string]bool{}
+	eps, err := openJournal(r.path(FileEpisodes), "key", func(key string, line []byte) error {
+		var e report.Episode
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		infra[key] = e.Score == nil
+		return nil
+	})
 	if err != nil {
 		return err
 	}
+	finished := func(key string) bool { return eps.has(key) && !infra[key] }
 	defer eps.close()
 	trs, err := openJournal(r.path(FileTrajectories), "key", func(string, []byte) error { return nil })
 	if err != nil {
@@ -225,7 +259,7 @@ func (r *runner) rollout(ctx context.Context) error {
 	var mu sync.Mutex
 	skipped := 0
 	for _, j := range jobs {
-		if eps.has(j.Key()) {
+		if finished(j.Key()) {
 			skipped++
 		}
 	}
@@ -240,18 +274,18 @@ func (r *runner) rollout(ctx context.Context) error {
 		Retries:        s.Rollout.Retries,
 		EpisodeTimeout: s.Rollout.EpisodeTimeout,
 		Backoff:        s.Rollout.Backoff,
-		Skip:           eps.has,
+		Skip:           finished,
 		Progress: func(p rollout.Progress) {
 			o := p.Outcome
 			ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			if len(o.Trajectory) > 0 {
-				if err := trs.add(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
+				if err := trs.replace(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
 					werr = err
 				}
 			}
-			if err := eps.add(o.Key, ep); err != nil && werr == nil {
+			if err := eps.replace(o.Key, ep); err != nil && werr == nil {
 				werr = err
 			}
 			r.event(Event{Stage: StageRollout, Done: p.Done, Total: p.Total, Skipped: p.Skipped})
@@ -280,11 +314,17 @@ func (noAttribution) Attribute(context.Context, plugin.Host, *plugin.AttributeRe
 // earlier, interrupted run left), in a deterministic order.
 func (r *runner) load() error {
 	r.episodes = nil
+	last := map[string]int{} // key -> index in r.episodes
 	if _, err := openJournalRead(r.path(FileEpisodes), func(line []byte) error {
 		var e report.Episode
 		if err := json.Unmarshal(line, &e); err != nil {
 			return err
 		}
+		if i, ok := last[e.Key]; ok {
+			r.episodes[i] = e
+			return nil
+		}
+		last[e.Key] = len(r.episodes)
 		r.episodes = append(r.episodes, e)
 		return nil
 	}); err != nil {

@@ -3,12 +3,13 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/weft-dev/weft/core/report"
+	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/plugins/host"
@@ -41,27 +42,49 @@ func (r *runner) trainEnv(policy, harness string) *host.TrainEnv {
 	}
 }
 
-// forTasks runs fn over the spec's tasks not yet in j, at most conc at a
-// time, reporting progress under stage; it stops starting tasks when ctx
-// ends and returns the first error.
-func (r *runner) forTasks(ctx context.Context, stage string, conc int, done func(t *task.Task) bool, fn func(ctx context.Context, t *task.Task) error) error {
-	var todo []*task.Task
+// Failure is a task a training stage could not finish: an infrastructure
+// failure that outlived its retries, or an error of the task itself. The
+// task is not in the stage's journal, so a rerun tries it again.
+type Failure struct {
+	Stage   string `json:"stage"`
+	TaskID  string `json:"task_id"`
+	Kind    string `json:"kind"` // the InfraError kind, or "error"
+	Message string `json:"message"`
+}
+
+// eligible are the spec's tasks a training stage runs: those with atomic
+// tasks (a task with only reads and an answer has no turn to sample or
+// branch at) that keep says to keep.
+func (r *runner) eligible(keep func(*task.Task) bool) []*task.Task {
+	var out []*task.Task
 	for _, t := range r.spec.Tasks {
-		// A task without atomic tasks (only reads and an answer) has no
-		// turn to sample or branch at: SFT and GRPO skip it.
-		if len(t.Atomic) > 0 && !done(t) {
+		if len(t.Atomic) > 0 && keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// forTasks runs fn over the tasks not done yet, at most conc at a time,
+// reporting progress under stage. A retryable infrastructure failure is
+// retried up to Rollout.Retries times with Rollout.Backoff between
+// attempts; a task that still fails is recorded in r.failures and the
+// stage goes on. When ctx ends it stops starting tasks and returns ctx's
+// error.
+func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*task.Task, done func(t *task.Task) bool, fn func(ctx context.Context, t *task.Task) error) error {
+	var todo []*task.Task
+	for _, t := range tasks {
+		if !done(t) {
 			todo = append(todo, t)
 		}
 	}
-	skipped := len(r.spec.Tasks) - len(todo)
+	skipped := len(tasks) - len(todo)
 	r.event(Event{Stage: stage, Total: len(todo), Skipped: skipped})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	sem := make(chan struct{}, max(1, conc))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var first error
 	n := 0
+	retries, backoff := max(0, r.spec.Rollout.Retries), r.spec.Rollout.Backoff
 	for _, t := range todo {
 		select {
 		case sem <- struct{}{}:
@@ -74,15 +97,33 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, done func
 		go func(t *task.Task) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := fn(ctx, t)
+			var err error
+			for attempt := 0; ; attempt++ {
+				if err = fn(ctx, t); err == nil || ctx.Err() != nil {
+					break
+				}
+				ie, infra := rollout.IsInfra(err)
+				if !infra || !ie.Retryable || attempt >= retries {
+					break
+				}
+				if backoff > 0 {
+					select {
+					case <-time.After(backoff):
+					case <-ctx.Done():
+					}
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				if first == nil {
-					first = fmt.Errorf("%s: task %s: %w", stage, t.ID, err)
-				}
-				cancel()
+			if ctx.Err() != nil {
 				return
+			}
+			if err != nil {
+				f := Failure{Stage: stage, TaskID: t.ID, Kind: "error", Message: err.Error()}
+				if ie, ok := rollout.IsInfra(err); ok {
+					f.Kind = ie.Kind
+				}
+				r.failures = append(r.failures, f)
 			}
 			n++
 			r.event(Event{Stage: stage, Done: n, Total: len(todo), Skipped: skipped})
@@ -90,9 +131,6 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, done func
 	}
 	wg.Wait()
 	r.event(Event{Stage: stage, End: true})
-	if first != nil {
-		return first
-	}
 	return ctx.Err()
 }
 
@@ -123,7 +161,8 @@ func (r *runner) sft(ctx context.Context) error {
 		}
 		return true
 	}
-	return r.forTasks(ctx, StageSFT, sp.Concurrency, done, func(ctx context.Context, t *task.Task) error {
+	all := func(*task.Task) bool { return true }
+	return r.forTasks(ctx, StageSFT, sp.Concurrency, r.eligible(all), done, func(ctx context.Context, t *task.Task) error {
 		for _, m := range modes {
 			key := m + "/" + t.ID
 			if j.has(key) {
@@ -133,7 +172,7 @@ func (r *runner) sft(ctx context.Context) error {
 				Mode:      m,
 				Retries:   sp.Retries,
 				Threshold: sp.Threshold,
-				Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, t.ID)},
+				Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, "sft/"+t.ID)},
 			})
 			if err != nil {
 				return err
@@ -158,12 +197,13 @@ func (r *runner) grpo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	done := func(t *task.Task) bool { return j.has(t.ID) || !keep(t) }
-	return r.forTasks(ctx, StageGRPO, gp.Concurrency, done, func(ctx context.Context, t *task.Task) error {
+	r.kept = keep
+	done := func(t *task.Task) bool { return j.has(t.ID) }
+	return r.forTasks(ctx, StageGRPO, gp.Concurrency, r.eligible(keep), done, func(ctx context.Context, t *task.Task) error {
 		cfg := train.GRPOConfig{
 			G: gp.G, Eps: gp.Eps, Level: gp.Level, Continue: gp.Continue,
-			Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, t.ID)},
-			Seed:    seedOf(gp.Seed, "continue/"+t.ID),
+			Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, "grpo/"+t.ID)},
+			Seed:    seedOf(gp.Seed, "grpo-continue/"+t.ID),
 		}
 		cfg.NoMask = !gp.Mask
 		if rw := rewardFunc(gp.Reward); rw != nil {
