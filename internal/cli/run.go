@@ -28,8 +28,8 @@ import (
 
 // runResult is the --json output of `weft run`.
 type runResult struct {
-	Dir         string         `json:"dir"`
-	Interrupted bool           `json:"interrupted"`
+	Dir         string `json:"dir"`
+	Interrupted bool   `json:"interrupted"`
 	// Metrics is nil when the run was interrupted.
 	Metrics *report.Metrics `json:"metrics,omitempty"`
 }
