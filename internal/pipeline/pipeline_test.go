@@ -464,3 +464,125 @@ func TestTrainingFailureRecorded(t *testing.T) {
 		t.Fatalf("failures.json after a clean rerun = %q, want []", b)
 	}
 }
+
+// constJudge scores every rubric item score (or fails with err).
+type constJudge struct {
+	score float64
+	err   error
+}
+
+func (j constJudge) Score(context.Context, task.RubricItem, []model.Message) (float64, string, error) {
+	return j.score, "test judge", j.err
+}
+
+// TestRolloutJudge: with a judge, episodes of tasks with rubric items
+// carry a rubric score beside the executable score; a failing judge is an
+// infrastructure failure of the episode, not a score.
+func TestRolloutJudge(t *testing.T) {
+	tasks := retailTasks(t, "16", "0") // 16 has rubric items, 0 has none
+	spec := testSpec(t, tasks)
+	spec.Stages = []string{StageRollout, StageVerify}
+	spec.Rollout.EpisodesPerTask, spec.Rollout.Retries = 1, 0
+	spec.Mix = []Pair{{"agentic", "native", 1}}
+	spec.Judge = constJudge{score: 0.75}
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), spec, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	eps := (&runner{opts: Options{Dir: dir}}).loadEpisodesOnly()
+	if len(eps) != 2 {
+		t.Fatalf("%d episodes, want 2", len(eps))
+	}
+	for _, e := range eps {
+		switch e.Task {
+		case "16":
+			if e.Score == nil || e.RubricScore == nil || *e.RubricScore != 0.75 {
+				t.Errorf("task 16: score %v rubric %v, want a score and rubric 0.75", e.Score, e.RubricScore)
+			}
+		case "0":
+			if e.Score == nil || e.RubricScore != nil {
+				t.Errorf("task 0 (no rubric items): score %v rubric %v, want a score and no rubric", e.Score, e.RubricScore)
+			}
+		}
+	}
+	spec.Judge = constJudge{err: errors.New("judge endpoint down")}
+	spec.Config = []byte(`{"test": "judge down"}`)
+	dir = t.TempDir()
+	res, err := Run(context.Background(), spec, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics.InfraFailures != 1 || res.Metrics.ScoredEpisodes != 1 {
+		t.Fatalf("judge down: %d infra failures, %d scored; want 1 and 1 (task 0 has no rubric)", res.Metrics.InfraFailures, res.Metrics.ScoredEpisodes)
+	}
+	for _, e := range (&runner{opts: Options{Dir: dir}}).loadEpisodesOnly() {
+		if e.Task == "16" && (e.Infra == nil || e.Infra.Kind != "judge" || !strings.Contains(e.Infra.Message, "judge endpoint down")) {
+			t.Errorf("task 16 with the judge down: infra %+v, want kind judge with the cause", e.Infra)
+		}
+	}
+}
+
+// TestConsistencyFilter: the grpo stage drops the tasks whose executable
+// and rubric scores disagree, records every decision in filter.json, and
+// keeps tasks without rubric scores (not judged).
+func TestConsistencyFilter(t *testing.T) {
+	tasks := retailTasks(t, "16", "30", "5")
+	spec := testSpec(t, tasks)
+	spec.Stages = []string{StageGRPO}
+	spec.GRPO.Filter = &train.FilterConfig{MinCorrelation: 0.5, MinAgreement: 0.8, RubricPass: 0.5, MinRollouts: 4}
+	dir := t.TempDir()
+	// Rollout episodes as an earlier run left them: task 16's verifiers
+	// agree, task 30's disagree, task 5 has no rubric scores.
+	var lines []byte
+	add := func(taskID string, i int, score, rubric float64, judged bool) {
+		e := report.Episode{Key: taskID + "/agentic/native/scripted/" + string(rune('0'+i)), Task: taskID, View: "agentic",
+			Harness: "native", Policy: "scripted", Sample: i, Score: &score, Pass: score == 1, Attempts: 1}
+		if judged {
+			e.RubricScore = &rubric
+		}
+		b, _ := json.Marshal(e)
+		lines = append(append(lines, b...), '\n')
+	}
+	for i, s := range []float64{1, 0, 1, 0} {
+		add("16", i, s, s*0.9, true)
+		add("30", i, s, 1-s, true)
+		add("5", i, s, 0, false)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileEpisodes), lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), spec, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []struct {
+		TaskID string `json:"task_id"`
+		Keep   bool   `json:"keep"`
+		Judged bool   `json:"judged"`
+		Reason string `json:"reason"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, FileFilter))
+	if err := json.Unmarshal(b, &decisions); err != nil || len(decisions) != 3 {
+		t.Fatalf("filter.json = %s (%v), want 3 decisions", b, err)
+	}
+	want := map[string][2]bool{"16": {true, true}, "30": {false, true}, "5": {true, false}}
+	for _, d := range decisions {
+		if w := want[d.TaskID]; d.Keep != w[0] || d.Judged != w[1] {
+			t.Errorf("task %s: keep %v judged %v (%s), want keep %v judged %v", d.TaskID, d.Keep, d.Judged, d.Reason, w[0], w[1])
+		}
+	}
+	var got []string
+	gr, err := (&runner{spec: spec, opts: Options{Dir: dir}}).loadGRPO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range gr {
+		got = append(got, r.TaskID)
+	}
+	if diff := cmp.Diff([]string{"16", "5"}, got); diff != "" {
+		t.Errorf("tasks with GRPO groups (-want +got):\n%s", diff)
+	}
+	if res.Metrics.GRPOFailedTasks != 0 {
+		t.Errorf("grpo_failed_tasks = %d: a filtered task is not a failure", res.Metrics.GRPOFailedTasks)
+	}
+}
