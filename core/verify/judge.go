@@ -107,7 +107,6 @@ func clip(s string) string {
 	return s
 }
 
-// scoreRubric fills res.Rubric and res.RubricScore (weighted mean).
 // ScoreRubric scores t's rubric items (the task's, then each atomic
 // task's, in order) on transcript msgs with judge j and returns one score
 // per item and their weighted mean (weight 0 counts as 1); (nil, nil, nil)
@@ -120,6 +119,7 @@ func ScoreRubric(ctx context.Context, t *task.Task, msgs []Message, j Judge) ([]
 	return res.Rubric, res.RubricScore, nil
 }
 
+// scoreRubric fills res.Rubric and res.RubricScore (weighted mean).
 func scoreRubric(ctx context.Context, in Input, res *Result) error {
 	items := append([]task.RubricItem(nil), in.Task.Rubric...)
 	for _, a := range in.Task.Atomic {

@@ -46,7 +46,8 @@ type Built struct {
 	*Spec
 	// Dir is the run folder the config names.
 	Dir string
-	// Close releases the server, the launcher and the policies.
+	// Close releases the server, the launcher and the verifier and
+	// attributor plugin processes.
 	Close func() error
 }
 
@@ -193,8 +194,8 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		spec.GRPO = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
 			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: 1, Seed: ro.Seed}
 		if f := g.Filter; f != nil {
-			spec.GRPO.Filter = &train.FilterConfig{MinCorrelation: f.MinCorrelation, MinAgreement: f.MinAgreement,
-				RubricPass: f.RubricPass, MinRollouts: f.MinRollouts}
+			fc := train.FilterConfig(*f)
+			spec.GRPO.Filter = &fc
 		}
 	}
 	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
@@ -311,8 +312,10 @@ func loadTaskSet(ts config.TaskSet, names map[string]string) ([]*task.Task, stri
 				delete(want, t.ID)
 			}
 		}
-		for id := range want {
-			return nil, "", fmt.Errorf("ids: no task %q", id)
+		for _, id := range ts.IDs {
+			if want[id] {
+				return nil, "", fmt.Errorf("ids: no task %q", id)
+			}
 		}
 		out = kept
 	}
@@ -332,8 +335,7 @@ func loadTaskSet(ts config.TaskSet, names map[string]string) ([]*task.Task, stri
 
 func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	if s := p.Scripted; s != nil {
-		f := scripted.Faults{WrongArgument: s.Faults.WrongArgument, SkipStep: s.Faults.SkipStep, ExtraCall: s.Faults.ExtraCall,
-			HallucinatedTool: s.Faults.HallucinatedTool, MalformedCall: s.Faults.MalformedCall, EarlyStop: s.Faults.EarlyStop}
+		f := scripted.Faults(s.Faults)
 		base := s.Seed
 		return Policy{
 			Episode: func(t *task.Task, view string, seed uint64) (model.Policy, error) {
@@ -366,21 +368,22 @@ func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	}
 	smp := samplingOf(p.Sampling)
 	pol := sampled{c, smp}
+	// A configured sampling seed would make every episode of a task, and
+	// every candidate of a group, the same draw: each gets its own, the
+	// configured seed XOR half its episode or candidate seed.
+	seeded := func(seed uint64) model.Policy {
+		if smp.Seed == nil {
+			return pol
+		}
+		s := smp
+		v := *smp.Seed ^ int64(seed>>1)
+		s.Seed = &v
+		return sampled{c, s}
+	}
 	return Policy{
 		Model:   pol,
-		Episode: func(*task.Task, string, uint64) (model.Policy, error) { return pol, nil },
-		Turn: func(in host.TurnInput) (model.Policy, error) {
-			if smp.Seed == nil {
-				return pol, nil
-			}
-			// A configured sampling seed would make every candidate of a
-			// group the same draw: each candidate gets its own, derived
-			// from the configured one and the candidate seed.
-			s := smp
-			seed := *smp.Seed ^ int64(in.Seed>>1)
-			s.Seed = &seed
-			return sampled{c, s}, nil
-		},
+		Episode: func(_ *task.Task, _ string, seed uint64) (model.Policy, error) { return seeded(seed), nil },
+		Turn:    func(in host.TurnInput) (model.Policy, error) { return seeded(in.Seed), nil },
 	}, nil
 }
 

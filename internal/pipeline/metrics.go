@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/weft-dev/weft/core/report"
-	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 )
 
@@ -68,38 +67,35 @@ func (r *runner) passK() int {
 
 // metrics computes metrics.json from what the folder holds.
 func (r *runner) metrics() report.Metrics {
-	var sft, cmp *report.SFTStats
+	var cmp *report.SFTStats
 	if r.spec.SFT != nil {
-		sft = sftStats(r.spec.SFT.Mode, r.samples)
+		r.sftStats = sftStats(r.spec.SFT.Mode, r.samples)
 		cmp = sftStats(otherMode(r.spec.SFT.Mode), r.compare)
 	}
-	var grpo *report.GRPOStats
 	if r.spec.GRPO != nil {
-		grpo = grpoStats(r.spec.GRPO.Level, r.groups)
+		r.grpoStats = grpoStats(r.spec.GRPO.Level, r.groups)
 	}
-	m := report.Compute(r.episodes, sft, grpo, r.passK())
+	m := report.Compute(r.episodes, r.sftStats, r.grpoStats, r.passK())
 	m.SFTCompare = cmp
-	if s := r.spec.SFT; s != nil && r.spec.has(StageSFT) {
-		m.SFTFailedTasks = len(r.eligible(func(*task.Task) bool { return true })) - len(r.samples)
+	// Every unfinished task of a stage was tried in this run (a run that
+	// ends without interruption tries them all), so this run's failures
+	// are exactly the stage's unfinished tasks.
+	failed := map[string]map[string]bool{}
+	for _, f := range r.failures {
+		if failed[f.Stage] == nil {
+			failed[f.Stage] = map[string]bool{}
+		}
+		failed[f.Stage][f.TaskID] = true
 	}
-	if g := r.spec.GRPO; g != nil && r.spec.has(StageGRPO) {
-		m.GRPOFailedTasks = len(r.eligible(r.kept)) - len(r.groups)
-	}
+	m.SFTFailedTasks, m.GRPOFailedTasks = len(failed[StageSFT]), len(failed[StageGRPO])
 	return m
 }
 
+// report writes report.html from m and the stage figures metrics left.
 func (r *runner) report(m report.Metrics) error {
-	var sft *report.SFTStats
-	if r.spec.SFT != nil {
-		sft = sftStats(r.spec.SFT.Mode, r.samples)
-	}
-	var grpo *report.GRPOStats
-	if r.spec.GRPO != nil {
-		grpo = grpoStats(r.spec.GRPO.Level, r.groups)
-	}
 	var b bytes.Buffer
 	if err := report.WriteHTML(&b, report.ReportData{Title: r.spec.Name, Config: r.spec.Name, GeneratedAt: r.opts.GeneratedAt,
-		Metrics: m, Episodes: r.episodes, SFT: sft, GRPO: grpo}); err != nil {
+		Metrics: m, Episodes: r.episodes, SFT: r.sftStats, GRPO: r.grpoStats}); err != nil {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(r.opts.Dir, FileReport), b.Bytes())

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,9 @@ import (
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/megamcp"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
+	"github.com/weft-dev/weft/plugins/builtin"
 	"github.com/weft-dev/weft/plugins/host"
+	"github.com/weft-dev/weft/sdk/plugin"
 )
 
 // serveEnv makes the test binary serve a built-in harness (the launcher
@@ -30,6 +33,11 @@ import (
 const serveEnv = "WEFT_TEST_SERVE_HARNESS"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == serveNoResume {
+		h, _ := builtin.Harness("native")
+		plugin.Serve(&plugin.ServeConfig{Harness: noResume{h}})
+		os.Exit(0)
+	}
 	if name := os.Getenv(serveEnv); name != "" {
 		if err := host.ServeBuiltin(name); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
@@ -42,6 +50,21 @@ func TestMain(m *testing.M) {
 		fixClose[i]()
 	}
 	os.Exit(code)
+}
+
+// serveNoResume makes the test binary serve the native harness without
+// the resume capability (a harness written before it existed).
+const serveNoResume = "serve-noresume"
+
+type noResume struct{ plugin.Harness }
+
+func (h noResume) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
+	if err := h.Harness.Describe(ctx, req, resp); err != nil {
+		return err
+	}
+	resp.Name = "old-native"
+	resp.Capabilities = slices.DeleteFunc(resp.Capabilities, func(c string) bool { return c == plugin.CapabilityResume })
+	return nil
 }
 
 var (
@@ -584,5 +607,31 @@ func TestConsistencyFilter(t *testing.T) {
 	}
 	if res.Metrics.GRPOFailedTasks != 0 {
 		t.Errorf("grpo_failed_tasks = %d: a filtered task is not a failure", res.Metrics.GRPOFailedTasks)
+	}
+}
+
+// TestTrainingHarnessWithoutResume: a training stage whose harness cannot
+// resume conversations fails once, before any task, naming the harness and
+// the capability; nothing is journaled.
+func TestTrainingHarnessWithoutResume(t *testing.T) {
+	spec := testSpec(t, retailTasks(t, "16", "30"))
+	spec.Stages = []string{StageSFT, StageGRPO}
+	spec.Harnesses["old"] = Harness{Binary: os.Args[0], Args: []string{serveNoResume}}
+	spec.SFT.Harness = "old"
+	dir := t.TempDir()
+	var started []string
+	_, err := Run(context.Background(), spec, Options{Dir: dir, Progress: func(e Event) {
+		if !e.End && e.Done == 0 {
+			started = append(started, e.Stage)
+		}
+	}})
+	if err == nil || !strings.Contains(err.Error(), `sft: harness "old" (old-native) does not declare the "resume" capability`) {
+		t.Fatalf("err = %v, want the sft stage to name the harness and the capability", err)
+	}
+	if len(started) != 0 {
+		t.Errorf("stages started %v, want none", started)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, FileSFT)); len(b) != 0 {
+		t.Errorf("sft.jsonl has %d bytes, want none", len(b))
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/report"
@@ -130,6 +129,9 @@ type runner struct {
 	spec *Spec
 	opts Options
 	refs host.ReferenceCache // shared by the executor and the training envs
+	// sftStats and grpoStats are the stage figures (set by metrics).
+	sftStats  *report.SFTStats
+	grpoStats *report.GRPOStats
 	// kept says which tasks the consistency filter keeps for GRPO (set by
 	// the grpo stage).
 	kept func(*task.Task) bool
@@ -255,8 +257,7 @@ func (r *runner) rollout(ctx context.Context) error {
 	if !s.has(StageAttribute) {
 		ex.Attributor = noAttribution{}
 	}
-	var werr error
-	var mu sync.Mutex
+	var werr error // Progress is called one at a time, from Run's goroutine
 	skipped := 0
 	for _, j := range jobs {
 		if finished(j.Key()) {
@@ -278,8 +279,6 @@ func (r *runner) rollout(ctx context.Context) error {
 		Progress: func(p rollout.Progress) {
 			o := p.Outcome
 			ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
-			mu.Lock()
-			defer mu.Unlock()
 			if len(o.Trajectory) > 0 {
 				if err := trs.replace(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
 					werr = err
@@ -358,7 +357,7 @@ func openJournalRead(path string, fn func(line []byte) error) (int, error) {
 	}
 	n := 0
 	for len(b) > 0 {
-		i := indexNL(b)
+		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			break
 		}
@@ -369,15 +368,6 @@ func openJournalRead(path string, fn func(line []byte) error) (int, error) {
 		b = b[i+1:]
 	}
 	return n, nil
-}
-
-func indexNL(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // compactTrajectory drops each turn's "prompt" (the exact messages sent to

@@ -147,8 +147,9 @@ type GRPOSpec struct {
 	Level    string // "atomic_turn" or "trajectory"
 	Continue string // "first", "random" or "reference"
 	Mask     bool
-	// Reward is "binary" (atomic-task completion) or an FTRL variant
-	// ("ftrl_f1", "ftrl_p", "ftrl_r", "ftrl_precision").
+	// Reward is "binary" (atomic-task completion), "score" (the mean
+	// checkpoint score after the turn) or an FTRL variant ("ftrl_f1",
+	// "ftrl_p", "ftrl_r", "ftrl_precision").
 	Reward string
 	// Filter, when set, drops tasks whose executable and rubric scores
 	// disagree before the stage runs (needs rollout episodes).

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/plugins/host"
+	"github.com/weft-dev/weft/sdk/plugin"
 )
 
 // sftLine is one line of sft.jsonl: one task's rejection sampling in one
@@ -28,7 +31,7 @@ type grpoLine struct {
 	Result *train.GRPOResult `json:"result"`
 }
 
-func (r *runner) trainEnv(policy, harness string) *host.TrainEnv {
+func (r *runner) trainEnv(policy string) *host.TrainEnv {
 	s := r.spec
 	return &host.TrainEnv{
 		Server:       s.Server,
@@ -134,6 +137,23 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*
 	return ctx.Err()
 }
 
+// checkResume fails the stage once, before any task, when its harness
+// cannot resume a conversation (every task would fail the same way).
+func (r *runner) checkResume(ctx context.Context, stage, name string) error {
+	h, err := r.spec.harness(ctx, name)
+	if err != nil {
+		return fmt.Errorf("%s: harness %q: %w", stage, name, err)
+	}
+	var d plugin.DescribeResponse
+	if err := h.Describe(ctx, &plugin.DescribeRequest{}, &d); err != nil {
+		return fmt.Errorf("%s: harness %q: describe: %w", stage, name, err)
+	}
+	if !slices.Contains(d.Capabilities, plugin.CapabilityResume) {
+		return fmt.Errorf("%s: harness %q (%s) does not declare the %q capability: turn-by-turn sampling resumes conversations (RunEpisodeRequest.history); use a built-in harness or add resume support (docs/plugins.md)", stage, name, d.Name, plugin.CapabilityResume)
+	}
+	return nil
+}
+
 func otherMode(mode string) string {
 	if mode == train.ModeEndToEnd {
 		return train.ModePrefix
@@ -148,7 +168,10 @@ func (r *runner) sft(ctx context.Context) error {
 		return err
 	}
 	defer j.close()
-	env := r.trainEnv(sp.Policy, sp.Harness)
+	env := r.trainEnv(sp.Policy)
+	if err := r.checkResume(ctx, StageSFT, sp.Harness); err != nil {
+		return err
+	}
 	modes := []string{sp.Mode}
 	if sp.Compare {
 		modes = append(modes, otherMode(sp.Mode))
@@ -192,7 +215,10 @@ func (r *runner) grpo(ctx context.Context) error {
 		return err
 	}
 	defer j.close()
-	env := r.trainEnv(gp.Policy, gp.Harness)
+	env := r.trainEnv(gp.Policy)
+	if err := r.checkResume(ctx, StageGRPO, gp.Harness); err != nil {
+		return err
+	}
 	keep, err := r.filterTasks()
 	if err != nil {
 		return err
@@ -206,9 +232,7 @@ func (r *runner) grpo(ctx context.Context) error {
 			Seed:    seedOf(gp.Seed, "grpo-continue/"+t.ID),
 		}
 		cfg.NoMask = !gp.Mask
-		if rw := rewardFunc(gp.Reward); rw != nil {
-			cfg.Reward = rw
-		}
+		cfg.Reward = rewardFunc(gp.Reward)
 		res, err := train.GRPO(ctx, env, t, cfg)
 		if err != nil {
 			return err
@@ -338,6 +362,9 @@ func (r *runner) loadGRPO() ([]*train.GRPOResult, error) {
 	}
 	var out []*train.GRPOResult
 	for _, t := range r.spec.Tasks {
+		if r.kept != nil && !r.kept(t) {
+			continue // dropped by the consistency filter (of this run)
+		}
 		if res := by[t.ID]; res != nil {
 			out = append(out, res)
 		}

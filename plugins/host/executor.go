@@ -183,7 +183,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	out.Score = &score
 	out.Checkpoints = vr.Checkpoints
 
-	if e.Judge != nil && hasRubric(t) {
+	if e.Judge != nil {
 		var msgs []model.Message
 		if tr != nil {
 			msgs = ModelMessages(tr.Messages)
@@ -516,17 +516,4 @@ func toUserMessages(tr *plugin.Trajectory) []string {
 		}
 	}
 	return out
-}
-
-// hasRubric reports whether t or one of its atomic tasks has rubric items.
-func hasRubric(t *task.Task) bool {
-	if len(t.Rubric) > 0 {
-		return true
-	}
-	for _, a := range t.Atomic {
-		if len(a.Rubric) > 0 {
-			return true
-		}
-	}
-	return false
 }
