@@ -40,7 +40,10 @@ import (
 // every checkpoint of the prefix task passes: atomic tasks 0..k verified
 // against the reference replay up to atomic task k (Reference =
 // ReferenceAfter(k+1)) with the episode's calls of all turns as the
-// ledger and, on the last turn only, the overall checks; else 0.
+// ledger, under the simuser view the state after the turn equal to the
+// reference's (a state_equal check added to atomic task k: its changed_rows check alone does not see a
+// wrong value in a column the reference leaves unchanged) and, on the last
+// turn, the overall checks (which hold state_equal); else 0.
 //
 // TurnResult.Tools and Segment.Tools are the session's tools as the Env
 // service lists them (a harness's own tool filter is not seen).
@@ -404,7 +407,7 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 		versions[verify.Reference] = sh.ref.versions[verify.Reference]
 	}
 	hs := &plugin.HostSet{StateService: verifier.EvidenceState(verify.NewStateEvidence(versions))}
-	vr, err := verifyEpisode(ctx, env.Verifier, hs, e.session, prefixTask(sh.t, sh.order, k), calls, tr)
+	vr, err := verifyEpisode(ctx, env.Verifier, hs, e.session, prefixTask(sh.t, sh.order, k, sh.opts.View == task.ViewSimUser), calls, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -490,8 +493,9 @@ func resumedFrom(msgs, history []model.Message) string {
 
 // prefixTask is t cut after turn k: the atomic tasks order[0..k] (ids
 // kept, After edges to dropped tasks removed) and, unless k is the last
-// turn, no overall checks or rubric.
-func prefixTask(t *task.Task, order []int, k int) *task.Task {
+// turn, no overall checks or rubric but (strict: one atomic task per
+// turn, the simuser view) a state_equal check on atomic task k.
+func prefixTask(t *task.Task, order []int, k int, strict bool) *task.Task {
 	p := *t
 	keep := map[string]bool{}
 	p.Atomic = make([]task.Atomic, 0, k+1)
@@ -511,6 +515,16 @@ func prefixTask(t *task.Task, order []int, k int) *task.Task {
 	}
 	if k < len(order)-1 {
 		p.Checks, p.Rubric = nil, nil
+		// The turn's own checks (changed_rows) confirm the values its
+		// reference sets; they do not see a wrong value written to a
+		// column the reference leaves as it was (a typo in the city of an
+		// address update). A turn completes its atomic task when the state
+		// equals the reference's after it, as tau2 judges a whole task.
+		// (The last turn has this in the overall checks.)
+		cur := &p.Atomic[len(p.Atomic)-1]
+		if strict && !slices.ContainsFunc(cur.Checks, func(c task.Check) bool { return c.Kind == task.CheckStateEqual }) {
+			cur.Checks = append(slices.Clone(cur.Checks), task.Check{Kind: task.CheckStateEqual})
+		}
 	}
 	return &p
 }

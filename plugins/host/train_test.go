@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -751,5 +752,62 @@ func TestTrainAgenticView(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{tk.Atomic[0].ID, tk.Atomic[1].ID, verify.Overall}, checkpointNames(r1.Checkpoints)); d != "" {
 		t.Errorf("last turn checkpoints (-want +got):\n%s", d)
+	}
+}
+
+// TestTrainWrongValueInUnchangedColumn: task 41's turn a3 updates the
+// user's address; its reference changes only address1 (the city is
+// already right). A candidate that also writes a wrong city passes the
+// changed_rows check (every value the reference sets is there) but leaves
+// a state the reference does not: reward 0, the failing check state_equal.
+func TestTrainWrongValueInUnchangedColumn(t *testing.T) {
+	typo := func(in host.TurnInput) (model.Policy, error) {
+		s, err := scripted.ScriptForTurn(in.Task, in.View, in.Turn)
+		if err != nil {
+			return nil, err
+		}
+		for i, st := range s.Steps {
+			if st.Tool == "modify_user_address" {
+				s.Steps[i].Arguments = json.RawMessage(strings.Replace(string(st.Arguments), `"Fort Worth"`, `"Fovt Worth"`, 1))
+			}
+		}
+		p, err := scripted.New(s, scripted.Faults{}, in.Seed)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, m := range in.History {
+			if m.Role == model.RoleAssistant {
+				n++
+			}
+		}
+		return scripted.Offset(p, n), nil
+	}
+	env := trainEnv(t, typo)
+	tk := weftTask(t, "41")
+	ep := openTrain(t, env, tk, resumeName, 9)
+	ctx := context.Background()
+	var rewards []float64
+	var last *train.TurnResult
+	for range 3 {
+		r, err := ep.Turn(ctx, train.TurnOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewards = append(rewards, r.Reward)
+		last = r
+	}
+	if diff := cmp.Diff([]float64{1, 1, 0}, rewards); diff != "" {
+		t.Fatalf("rewards (-want +got):\n%s", diff)
+	}
+	cp := last.Checkpoints[len(last.Checkpoints)-1]
+	var failed []string
+	for _, c := range cp.Checks {
+		if !c.Passed {
+			failed = append(failed, c.Kind)
+		}
+	}
+	if cp.Name != "a3" || cp.Score != 0 || !slices.Equal(failed, []string{task.CheckStateEqual}) {
+		t.Fatalf("turn a3 checkpoint %s score %v failed checks %v; want a3, 0, [state_equal] (changed_rows passes)", cp.Name, cp.Score, failed)
 	}
 }
