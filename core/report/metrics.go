@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/rollout"
@@ -372,13 +373,24 @@ func groupBy(episodes []Episode, key func(Episode) [4]string) []group {
 	}
 	slices.SortFunc(gs, func(a, b group) int {
 		for i := range a.key {
-			if c := cmp.Compare(a.key[i], b.key[i]); c != 0 {
+			if c := naturalCompare(a.key[i], b.key[i]); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
 	return gs
+}
+
+// naturalCompare orders two strings that are both decimal integers (tau2
+// task ids: "2" before "10") by value, anything else as text.
+func naturalCompare(a, b string) int {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA == nil && errB == nil {
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(a, b)
 }
 
 // scoreBin is the histogram bin of a score in [0, 1]; out-of-range scores

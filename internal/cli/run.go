@@ -135,6 +135,9 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	if err != nil {
 		return err
 	}
+	for _, c := range res.Infra {
+		fmt.Fprintf(a.env.Stderr, "weft run: %d rollout episodes ended on infrastructure failures of kind %s, e.g.: %s\n", c.Episodes, c.Kind, c.Example)
+	}
 	if n := len(res.Failures); n > 0 {
 		fmt.Fprintf(a.env.Stderr, "weft run: %d training-stage tasks did not finish (first: %s task %s: %s); details in %s; a rerun tries them again\n",
 			n, res.Failures[0].Stage, res.Failures[0].TaskID, res.Failures[0].Message, filepath.Join(out, pipeline.FileFailures))
@@ -196,6 +199,8 @@ func (pr *progress) event(e pipeline.Event) {
 		return
 	}
 	switch {
+	case e.End && e.Stopped:
+		fmt.Fprintf(pr.w, "%-9s stopped\n", e.Stage)
 	case e.End:
 		fmt.Fprintf(pr.w, "%-9s done\n", e.Stage)
 	case e.Done == 0:
@@ -248,12 +253,16 @@ func printSummary(w io.Writer, r runResult) error {
 	sort.Strings(classes)
 	fmt.Fprintf(w, "attributions: %s\n", strings.Join(classes, ", "))
 	if m.SFTMode != "" {
-		fmt.Fprintf(w, "sft (%s): %d of %d tasks kept whole, %d turns kept, %d attempts, %d turns resampled\n",
-			m.SFTMode, m.SFTTrajectories, m.SFTTasks, m.SFTKeptTurns, m.SFTAttempts, m.SFTTurnsResampled)
+		fmt.Fprintf(w, "sft (%s): %d of %d tasks kept whole, %d turns kept, %d attempts, %d turns resampled%s\n",
+			m.SFTMode, m.SFTTrajectories, m.SFTTasks, m.SFTKeptTurns, m.SFTAttempts, m.SFTTurnsResampled, unfinished(m.SFTFailedTasks))
+	}
+	if c := m.SFTCompare; c != nil {
+		fmt.Fprintf(w, "sft (%s, same budget): %d of %d tasks kept whole, %d turns kept, %d attempts\n",
+			c.Mode, c.Accepted, c.Tasks, c.KeptTurns, c.Attempts)
 	}
 	if m.GRPOLevel != "" {
-		fmt.Fprintf(w, "grpo (%s): %d groups, %d with non-zero advantage, %d segments, masked share %s\n",
-			m.GRPOLevel, m.GRPOGroups, m.GRPONonZeroGroups, m.GRPOSegments, pct(m.GRPOMaskedShare))
+		fmt.Fprintf(w, "grpo (%s): %d groups, %d with non-zero advantage, %d segments, masked share %s%s\n",
+			m.GRPOLevel, m.GRPOGroups, m.GRPONonZeroGroups, m.GRPOSegments, pct(m.GRPOMaskedShare), unfinished(m.GRPOFailedTasks))
 	}
 	fmt.Fprintf(w, "\nrun folder: %s (report: %s)\n", r.Dir, filepath.Join(r.Dir, pipeline.FileReport))
 	return nil
@@ -264,4 +273,12 @@ func score(f *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", *f)
+}
+
+// unfinished is the summary's note on a stage's tasks that did not finish.
+func unfinished(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d tasks did not finish (failures.json)", n)
 }

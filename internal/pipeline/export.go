@@ -66,7 +66,13 @@ func (r *runner) export() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	r.event(Event{Stage: StageExport, Total: len(Formats)})
+	total := 0
+	for _, f := range Formats {
+		if r.wants(f) {
+			total++
+		}
+	}
+	r.event(Event{Stage: StageExport, Total: total})
 	sft := r.sftRecords()
 	segs := r.rlSegments()
 	write := func(name string, fn func(*bytes.Buffer) error) error {
@@ -77,19 +83,24 @@ func (r *runner) export() error {
 		return writeFileAtomic(filepath.Join(dir, name), b.Bytes())
 	}
 	done := 0
-	step := func() { done++; r.event(Event{Stage: StageExport, Done: done, Total: len(Formats)}) }
+	step := func(f string) {
+		if r.wants(f) {
+			done++
+			r.event(Event{Stage: StageExport, Done: done, Total: total})
+		}
+	}
 	if r.wants(FormatTRL) {
 		if err := write(datasetTRL, func(b *bytes.Buffer) error { return train.WriteSFTJSONL(b, sft) }); err != nil {
 			return err
 		}
 	}
-	step()
+	step(FormatTRL)
 	if r.wants(FormatVerlSFT) {
 		if err := write(datasetVerlSFT, func(b *bytes.Buffer) error { return train.WriteSFTParquet(b, sft) }); err != nil {
 			return err
 		}
 	}
-	step()
+	step(FormatVerlSFT)
 	if r.wants(FormatOpenAI) {
 		recs := make([]train.OpenAIRecord, len(sft))
 		for i, s := range sft {
@@ -99,13 +110,13 @@ func (r *runner) export() error {
 			return err
 		}
 	}
-	step()
+	step(FormatOpenAI)
 	if r.wants(FormatRLJSONL) {
 		if err := write(datasetRLSegments, func(b *bytes.Buffer) error { return train.WriteRLJSONL(b, segs) }); err != nil {
 			return err
 		}
 	}
-	step()
+	step(FormatRLJSONL)
 	if r.wants(FormatVerlRL) {
 		var recs []train.VerlRLRecord
 		for _, g := range r.groups {
@@ -115,7 +126,7 @@ func (r *runner) export() error {
 			return err
 		}
 	}
-	step()
+	step(FormatVerlRL)
 	r.event(Event{Stage: StageExport, End: true})
 	return nil
 }

@@ -71,3 +71,25 @@ func TestRunRefusesOtherConfig(t *testing.T) {
 		t.Fatalf("config.json rewritten: %s", b)
 	}
 }
+
+func TestConfigConflicts(t *testing.T) {
+	old := `{"file": "/a/x.hcl", "output": {"dir": "/r", "formats": ["trl_jsonl"]}, "stages": ["rollout"],
+		"rollout": {"policy": "p", "concurrency": 8, "retries": 1, "seed": 1}, "sft": null, "tasks": [{"limit": 5}]}`
+	for _, c := range []struct {
+		name, cur string
+		want      []string
+	}{
+		{"same", old, nil},
+		{"free fields", `{"file": "/b/y.hcl", "output": {"dir": "/s", "formats": ["rl_jsonl"]}, "stages": ["rollout", "sft"],
+			"rollout": {"policy": "p", "concurrency": 2, "retries": 3, "seed": 1}, "sft": {"retries": 3}, "tasks": [{"limit": 5}]}`, nil},
+		{"results change", `{"rollout": {"policy": "q", "concurrency": 8, "retries": 1, "seed": 2}, "tasks": [{"limit": 6}]}`,
+			[]string{"rollout.policy", "rollout.seed", "tasks"}},
+		{"not json", `nope`, []string{"config"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, configConflicts([]byte(old), []byte(c.cur))); diff != "" {
+				t.Errorf("conflicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -35,9 +35,6 @@ func (r *runner) episodeLess(a, b report.Episode) bool {
 // sftStats turns sampling results into the report's SFT figures (nil when
 // there are none).
 func sftStats(mode string, results []*train.SampleResult) *report.SFTStats {
-	if len(results) == 0 {
-		return nil
-	}
 	s := train.SummarizeSampling(results)
 	st := &report.SFTStats{Mode: mode, Tasks: s.Tasks, Accepted: s.Accepted, Records: s.WithData,
 		KeptTurns: s.KeptTurns, Attempts: s.Attempts, TurnsResampled: s.Resampled, AttemptsHistogram: map[int]int{}}
@@ -50,9 +47,6 @@ func sftStats(mode string, results []*train.SampleResult) *report.SFTStats {
 }
 
 func grpoStats(level string, results []*train.GRPOResult) *report.GRPOStats {
-	if len(results) == 0 {
-		return nil
-	}
 	s := train.SummarizeGRPO(results)
 	return &report.GRPOStats{Level: level, Groups: s.Groups, NonZeroGroups: s.NonZero, Segments: s.Segments, MaskedSegments: s.Masked}
 }
@@ -68,11 +62,13 @@ func (r *runner) passK() int {
 // metrics computes metrics.json from what the folder holds.
 func (r *runner) metrics() report.Metrics {
 	var cmp *report.SFTStats
-	if r.spec.SFT != nil {
+	if r.spec.SFT != nil && (r.spec.has(StageSFT) || len(r.samples) > 0) {
 		r.sftStats = sftStats(r.spec.SFT.Mode, r.samples)
-		cmp = sftStats(otherMode(r.spec.SFT.Mode), r.compare)
+		if r.spec.SFT.Compare || len(r.compare) > 0 {
+			cmp = sftStats(otherMode(r.spec.SFT.Mode), r.compare)
+		}
 	}
-	if r.spec.GRPO != nil {
+	if r.spec.GRPO != nil && (r.spec.has(StageGRPO) || len(r.groups) > 0) {
 		r.grpoStats = grpoStats(r.spec.GRPO.Level, r.groups)
 	}
 	m := report.Compute(r.episodes, r.sftStats, r.grpoStats, r.passK())

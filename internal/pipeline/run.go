@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/report"
@@ -44,6 +45,9 @@ type Event struct {
 	Done, Total int
 	Skipped     int
 	End         bool
+	// Stopped is set on the End event of a stage that stopped before its
+	// work was done (the run was interrupted).
+	Stopped bool
 }
 
 // Result is what Run leaves besides the folder.
@@ -53,6 +57,42 @@ type Result struct {
 	// Failures are the tasks the sft and grpo stages could not finish in
 	// this run (also in DIR/failures.json); a rerun tries them again.
 	Failures []Failure
+	// Infra counts the rollout episodes in the folder that ended on an
+	// infrastructure failure, per kind, most frequent first (ties by kind),
+	// each with the message of its first episode.
+	Infra []InfraCount
+}
+
+// InfraCount is one kind of infrastructure failure of rollout episodes.
+type InfraCount struct {
+	Kind     string
+	Episodes int
+	Example  string
+}
+
+// infraCounts tallies eps' infrastructure failures (see Result.Infra).
+func infraCounts(eps []report.Episode) []InfraCount {
+	idx := map[string]int{}
+	var out []InfraCount
+	for _, e := range eps {
+		if e.Infra == nil {
+			continue
+		}
+		i, ok := idx[e.Infra.Kind]
+		if !ok {
+			i = len(out)
+			idx[e.Infra.Kind] = i
+			out = append(out, InfraCount{Kind: e.Infra.Kind, Example: e.Infra.Message})
+		}
+		out[i].Episodes++
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Episodes != out[j].Episodes {
+			return out[i].Episodes > out[j].Episodes
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
 }
 
 // Run runs spec's stages into opts.Dir. When ctx ends it stops starting
@@ -71,8 +111,10 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		r.taskIndex[t.ID] = i
 	}
 	if len(spec.Config) > 0 {
-		if old, err := os.ReadFile(filepath.Join(opts.Dir, FileConfig)); err == nil && !bytes.Equal(old, spec.Config) {
-			return nil, fmt.Errorf("%w: %s holds a run of another config (its config.json differs from this one's resolved config); use a new --out, or remove the folder to start over", ErrOtherRun, opts.Dir)
+		if old, err := os.ReadFile(filepath.Join(opts.Dir, FileConfig)); err == nil {
+			if diff := configConflicts(old, spec.Config); len(diff) > 0 {
+				return nil, fmt.Errorf("%w: %s holds a run whose config differs in %s, which the results depend on; use a new --out, or remove the folder to start over", ErrOtherRun, opts.Dir, strings.Join(diff, ", "))
+			}
 		}
 		if err := writeFileAtomic(filepath.Join(opts.Dir, FileConfig), spec.Config); err != nil {
 			return nil, err
@@ -122,7 +164,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures}, nil
+	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes)}, nil
 }
 
 type runner struct {
@@ -290,7 +332,7 @@ func (r *runner) rollout(ctx context.Context) error {
 			r.event(Event{Stage: StageRollout, Done: p.Done, Total: p.Total, Skipped: p.Skipped})
 		},
 	})
-	r.event(Event{Stage: StageRollout, End: true})
+	r.event(Event{Stage: StageRollout, End: true, Stopped: ctx.Err() != nil})
 	if werr != nil {
 		return werr
 	}
@@ -398,4 +440,65 @@ func compactTrajectory(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
+}
+
+// resumeFree are the resolved-config fields a resumed run may change: they
+// do not change any result already in the folder (output formats, stages,
+// how many episodes run at once, how failures are retried, where the file
+// is). Keys are "block" or "block.attribute".
+var resumeFree = map[string]bool{
+	"file": true, "dir": true, "variables": true, "output": true, "stages": true,
+	"rollout.concurrency": true, "rollout.retries": true, "rollout.backoff": true,
+}
+
+// configConflicts compares two resolved configs (JSON objects) and returns
+// the fields, sorted, whose values differ and matter to results already in
+// the folder. A block the old config did not have (null or absent) may be
+// added: nothing in the folder came from it. Configs that are not JSON
+// objects conflict as a whole ("config").
+func configConflicts(old, cur []byte) []string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
+		if bytes.Equal(old, cur) {
+			return nil
+		}
+		return []string{"config"}
+	}
+	var out []string
+	for k, av := range a {
+		if resumeFree[k] || isNull(av) {
+			continue
+		}
+		bv := b[k]
+		if bytes.Equal(compactJSON(av), compactJSON(bv)) {
+			continue
+		}
+		var ao, bo map[string]json.RawMessage
+		if json.Unmarshal(av, &ao) == nil && json.Unmarshal(bv, &bo) == nil && ao != nil && bo != nil {
+			for f, afv := range ao {
+				if !resumeFree[k+"."+f] && !bytes.Equal(compactJSON(afv), compactJSON(bo[f])) {
+					out = append(out, k+"."+f)
+				}
+			}
+			for f := range bo {
+				if _, had := ao[f]; !had && !resumeFree[k+"."+f] {
+					out = append(out, k+"."+f)
+				}
+			}
+			continue
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isNull(v json.RawMessage) bool { return len(v) == 0 || string(bytes.TrimSpace(v)) == "null" }
+
+func compactJSON(v json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
 }

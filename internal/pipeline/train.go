@@ -133,7 +133,7 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*
 		}(t)
 	}
 	wg.Wait()
-	r.event(Event{Stage: stage, End: true})
+	r.event(Event{Stage: stage, End: true, Stopped: ctx.Err() != nil})
 	return ctx.Err()
 }
 
