@@ -214,6 +214,7 @@ func num(t *testing.T, m map[string]any, key string) float64 {
 // A scripted config (G = 2), 2 tasks x 2 episodes: every stage runs and
 // the folder holds every file.
 func TestRunTinyScripted(t *testing.T) {
+	skipUnderRace(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	reg := t.TempDir()
 	args := []string{scriptedConfig(t), "--var", "task_limit=2", "--var", "episodes_per_task=2", "--out", dir}
@@ -438,6 +439,7 @@ func readMetrics(t *testing.T, dir string) map[string]any {
 // each time with what finished kept, and the third run ends with the
 // metrics of an uninterrupted run.
 func TestRunInterruptedResumes(t *testing.T) {
+	skipUnderRace(t)
 	file := scriptedConfig(t)
 	reg := t.TempDir()
 	vars := []string{"--var", "task_limit=2", "--var", "episodes_per_task=2"}
@@ -562,6 +564,7 @@ func isJudge(r modeltest.Request) bool {
 // An endpoint policy end to end through weft run: the model looks a
 // product up, then answers with text (a judge, if asked, with a score).
 func TestRunEndpointPolicy(t *testing.T) {
+	skipUnderRace(t)
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	srv := modeltest.NewServer(t, modeltest.WithHandler(func(r modeltest.Request) modeltest.Reply {
 		if isJudge(r) {
@@ -680,6 +683,7 @@ func closedURL(t *testing.T) string {
 // A dead endpoint: every episode is an infrastructure failure, and the run
 // still completes, writes its folder and exits 0.
 func TestRunEndpointDead(t *testing.T) {
+	skipUnderRace(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	reg := t.TempDir()
 	args := vllmArgs(dir, closedURL(t))
@@ -723,5 +727,14 @@ func TestRunEndpointDead(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^all +2 +2 +0 +- +-$`).MatchString(stdout) {
 		t.Errorf("summary lacks \"all  2  2  0  -  -\":\n%s", stdout)
+	}
+}
+
+// skipUnderRace skips an end-to-end weft run test under -race (see
+// raceEnabled); make test runs these without it.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("end-to-end weft run test: run without -race (make test does)")
 	}
 }
