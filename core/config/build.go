@@ -344,8 +344,15 @@ func (d *decoder) build(root *node, file string) *Config {
 			d.errorf(mix.defRange, "Empty mix", "The mix needs at least one entry block.")
 		}
 		sum := 0.0
+		seen := map[[2]string]hcl.Range{}
 		for _, e := range entries {
 			me := MixEntry{View: e.str("view", ""), Harness: e.str("harness", ""), Weight: e.num("weight", 1)}
+			if first, dup := seen[[2]string{me.View, me.Harness}]; dup {
+				d.errorf(e.defRange, "Duplicate mix entry",
+					"View %q with harness %q is already in the mix (%s:%d); put their weights in one entry.", me.View, me.Harness, first.Filename, first.Start.Line)
+			} else {
+				seen[[2]string{me.View, me.Harness}] = e.defRange
+			}
 			if e.has("view") {
 				d.ref(views, me.View, e.rng("view"), "Mix entry")
 			}

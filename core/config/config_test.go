@@ -697,3 +697,12 @@ func TestNumberOutOfRange(t *testing.T) {
 		t.Fatalf("1.5e300 refused: %v", diags)
 	}
 }
+
+// Two entries for one view x harness pair would give two rollout jobs the
+// same key: refused at the second entry, naming the first.
+func TestMixDuplicateEntry(t *testing.T) {
+	mix := "mix {\n  entry {\n    view    = \"agentic\"\n    harness = \"react\"\n  }\n  entry {\n    view    = \"agentic\"\n    harness = \"react\"\n    weight  = 2\n  }\n}\n"
+	cfg, diags := parse(t, head+tail+mix, nil)
+	wantDiag(t, cfg, diags, 23, 3, "Duplicate mix entry",
+		`View "agentic" with harness "react" is already in the mix (testdata/test.hcl:19); put their weights in one entry.`)
+}
