@@ -1,6 +1,14 @@
 // Package hosts is the root of the host-function libraries that tool modules
-// import, one versioned namespace per subpackage (sql, fs, clock, rand, log).
-// Each library takes small interfaces (an SQL executor, a clock, a seed) and
-// imports nothing of core; the module runtime wires a session's state into
-// them. The libraries land with the tool-module work.
+// import, one versioned namespace per subpackage (sql, clock, rand, log;
+// fs is reserved), and the per-call environment they all read: Call.
+//
+// The module runtime (core/module) creates one Call per guest call — the
+// session's virtual clock, the call's random stream, its log and progress
+// sinks, the SQL handler of its unit of work and its deadline — binds it to
+// the context of the guest call (With), and points the instance's WASI
+// clocks, random source and stdio at the same value. Each library reads it
+// with From; a call with no environment bound reads the epoch, zero random
+// bytes, drops its log records and gets an SQL error back, so nothing traps.
+// The libraries take small interfaces (an SQL executor, a policy) and
+// import nothing of core.
 package hosts

@@ -350,15 +350,13 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 			}
 		}
 		if callErr == nil {
-			ss.ms.Log, ss.ms.Progress = req.Log, req.Progress
-			res, callErr = gt.mod.mod.Call(ctx, ss.ms, gt.Tool.Name, args)
-			ss.ms.Log, ss.ms.Progress = nil, nil
+			res, callErr = gt.mod.mod.Call(ctx, ss.ms, gt.Tool.Name, args, module.WithLog(req.Log), module.WithProgress(req.Progress))
 		}
 	}
 	// A refused call (unknown tool, invalid arguments) is the policy's
 	// mistake: an isError result the model can read and correct.
 	if callErr != nil && (errors.Is(callErr, module.ErrUnknownTool) || errors.Is(callErr, module.ErrInvalidArguments)) {
-		res = &module.Result{IsError: true, Content: []module.Content{{Type: "text", Text: callErr.Error()}}}
+		res = module.ErrorResult(callErr.Error())
 		rec.Error = &ErrorInfo{Kind: errorKind(callErr), Message: callErr.Error()}
 		callErr = nil
 	} else if callErr != nil {

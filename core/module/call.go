@@ -17,10 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/weft-dev/weft/core/state"
-	clockhost "github.com/weft-dev/weft/hosts/clock"
-	loghost "github.com/weft-dev/weft/hosts/log"
-	randhost "github.com/weft-dev/weft/hosts/rand"
-	sqlhost "github.com/weft-dev/weft/hosts/sql"
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // DefaultEpoch is the time of a Session without a Clock.
@@ -103,69 +100,26 @@ func RandStream(seed, seq uint64) *rand.ChaCha8 {
 	return rand.NewChaCha8(sha256.Sum256(in[:]))
 }
 
-// Content is one MCP content item of a tool result or a prompt message.
-type Content struct {
-	Type     string `json:"type"` // text, image, audio, resource_link, resource
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`     // image, audio: base64
-	MimeType string `json:"mimeType,omitempty"` // image, audio, resource_link
-	URI      string `json:"uri,omitempty"`      // resource_link
-	Name     string `json:"name,omitempty"`     // resource_link
-	// Resource is the embedded resource of a "resource" item
-	// ({"type": "resource", "resource": {"uri", "mimeType", "text" | "blob"}}).
-	Resource *ResourceContents `json:"resource,omitempty"`
-}
+// Content is one MCP content item of a tool result or a prompt message:
+// the wire type abi.Content (type text, image, audio, resource_link or
+// resource; Check verifies the members its type needs).
+type Content = abi.Content
 
-// check verifies the fields a content type needs: image and audio need data
-// and mimeType, resource_link a uri, resource an embedded resource
-// (ResourceContents.check). Base64 is passed on unchecked.
-func (c *Content) check() error {
-	switch c.Type {
-	case "text":
-	case "image", "audio":
-		if c.Data == "" || c.MimeType == "" {
-			return fmt.Errorf("%s needs data and mimeType", c.Type)
-		}
-	case "resource_link":
-		if c.URI == "" {
-			return errors.New("resource_link needs uri")
-		}
-	case "resource":
-		if c.Resource == nil {
-			return errors.New("resource needs an embedded resource")
-		}
-		if err := c.Resource.check(); err != nil {
-			return fmt.Errorf("resource: %v", err)
-		}
-	default:
-		return fmt.Errorf("unknown content type %q", c.Type)
-	}
-	return nil
-}
-
-// Result is the MCP CallToolResult of a tool call. IsError marks a tool
-// error (the agent's problem); its SQL writes were rolled back.
+// Result is the MCP CallToolResult of a tool call (abi.CallResult: Content,
+// StructuredContent, IsError). IsError marks a tool error (the agent's
+// problem); its SQL writes were rolled back.
 type Result struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
+	abi.CallResult
 	// Denied lists the SQL statements the table policy refused during the
 	// call (returned to the module as "denied" errors). Not part of MCP.
 	Denied []string `json:"-"`
 }
 
-type logger struct{ s *Session }
-
-func (l logger) Log(level int, msg string) {
-	if l.s.Log != nil {
-		l.s.Log(level, msg)
-	}
-}
-
-func (l logger) Progress(p, total float64, msg string) {
-	if l.s.Progress != nil {
-		l.s.Progress(p, total, msg)
-	}
+// ErrorResult is the tool-error result whose one text content is text: how
+// a caller reports a call refused before the module ran (an unknown tool,
+// invalid arguments) to an agent that can read and correct it.
+func ErrorResult(text string) *Result {
+	return &Result{CallResult: abi.CallResult{Content: []Content{abi.Text(text)}, IsError: true}}
 }
 
 // Call runs tool with args for session s, as one unit of work on
@@ -182,8 +136,12 @@ func (l logger) Progress(p, total float64, msg string) {
 //     response (ErrMalformedOutput) roll it back, discard the instance and
 //     return a *CallError.
 //
-// Every call, failed or not, consumes one sequence number of the session.
-func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.RawMessage) (*Result, error) {
+// The call runs in one environment (the session's clock when the call
+// starts, the random stream of its sequence number, the session's Log and
+// Progress unless opts replace them, SQL in the unit of work), read by the
+// WASI binding and the host libraries alike. Every call, failed or not,
+// consumes one sequence number of the session.
+func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.RawMessage, opts ...CallOption) (*Result, error) {
 	if tool == ExportTool {
 		if !m.manifest.Export {
 			return nil, fmt.Errorf("%w: %s (the module does not export its state)", ErrUnknownTool, tool)
@@ -205,10 +163,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req, err := json.Marshal(struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{tool, args})
+	req, err := json.Marshal(abi.CallRequest{Tool: tool, Arguments: args})
 	if err != nil {
 		return nil, &ArgumentError{Tool: tool, Message: err.Error()}
 	}
@@ -218,32 +173,6 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	leave, err := m.rt.admit(ctx)
-	if err != nil {
-		_ = unit.Rollback()
-		return nil, &CallError{Tool: tool, Kind: ErrCanceled, Message: err.Error(), Err: err}
-	}
-	defer leave()
-	inst, err := m.acquire(ctx)
-	if err != nil {
-		_ = unit.Rollback()
-		return nil, err
-	}
-
-	var denied []string
-	sqlCall := &sqlhost.Call{Handler: &sqlhost.Handler{
-		Exec:   SQLExecutor(unit),
-		Policy: m.policy,
-		OnDenied: func(d *sqlhost.DeniedError) {
-			denied = append(denied, d.Statement)
-		},
-	}}
-	stream := RandStream(s.Seed, seq)
-	now := s.now()
-	clockFn := func() int64 { return now }
-	lg := logger{s}
-	inst.b.set(clockFn, stream, lg.Log)
-
 	timeout := m.rt.cfg.CallTimeout
 	if s.Timeout > 0 {
 		timeout = s.Timeout
@@ -251,31 +180,22 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if tool == ExportTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	callCtx = sqlhost.WithCall(callCtx, sqlCall)
-	callCtx = clockhost.WithClock(callCtx, clockhost.Func(clockFn))
-	callCtx = randhost.WithSource(callCtx, stream)
-	callCtx = loghost.WithLogger(callCtx, lg)
-
-	out, err := inst.invoke(callCtx, req)
+	env := newCallEnv(s, unit, m.policy, seq, timeout, opts)
+	out, stopped, finish, err := m.run(ctx, env, tool, req)
 	if err != nil {
 		_ = unit.Rollback()
-		ce := m.classify(ctx, callCtx, inst, tool, err)
-		ce.Denied = denied
-		inst.close(context.WithoutCancel(ctx))
-		return nil, ce
+		return nil, err
 	}
 	res, ierr := parseResponse(out)
 	if ierr != nil {
+		finish(false)
 		_ = unit.Rollback()
-		ierr.Tool, ierr.Denied = tool, denied
-		inst.close(context.WithoutCancel(ctx))
+		ierr.Tool, ierr.Denied = tool, env.Denied()
 		return nil, ierr
 	}
-	res.Denied = denied
-	m.release(ctx, inst)
-	if res.IsError && callCtx.Err() != nil {
+	res.Denied = env.Denied()
+	finish(true)
+	if res.IsError && stopped {
 		// The deadline (or the caller) stopped a host call, e.g. an SQL
 		// statement, and the module reported that as its own error: it is
 		// an infrastructure failure, not the policy's.
@@ -284,7 +204,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
 			kind, msg = ErrCanceled, "the caller canceled the call"
 		}
-		return nil, &CallError{Tool: tool, Kind: kind, Message: msg, Denied: denied}
+		return nil, &CallError{Tool: tool, Kind: kind, Message: msg, Denied: res.Denied}
 	}
 	if res.IsError {
 		if err := unit.Rollback(); err != nil {
@@ -298,7 +218,62 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	return res, nil
 }
 
-// classify turns a failed guest call into a *CallError.
+// run runs the request req (label names it in errors) in env: on a warm
+// instance whose WASI binding reads env, or natively for a module of
+// NewNative, within one of the runtime's call slots and env's timeout. It
+// returns the guest's answer, whether the call's context was done by then
+// (stopped), and finish, which the caller must call once it has checked the
+// answer: finish(true) returns the instance to the pool, finish(false)
+// discards it (a malformed answer). On a failed guest call (trap, deadline,
+// memory cap) the error is a *CallError with the refused statements and the
+// instance is already discarded; a failure to get an instance is returned as
+// is.
+func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte) (out []byte, stopped bool, finish func(keep bool), err error) {
+	leave, err := m.rt.admit(ctx)
+	if err != nil {
+		return nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
+	}
+	var inst *instance
+	if m.native == nil {
+		if inst, err = m.acquire(ctx); err != nil {
+			leave()
+			return nil, false, nil, err
+		}
+		inst.b.set(&env.Call)
+	}
+	callCtx, cancel := env.bind(ctx)
+	if inst == nil {
+		out, err = m.runNative(callCtx, env, req)
+	} else {
+		out, err = inst.invoke(callCtx, req)
+	}
+	stopped = callCtx.Err() != nil
+	if err != nil {
+		ce := m.classify(ctx, callCtx, inst, label, err)
+		ce.Denied = env.Denied()
+		if inst != nil {
+			inst.close(context.WithoutCancel(ctx))
+		}
+		cancel()
+		leave()
+		return nil, stopped, nil, ce
+	}
+	finish = func(keep bool) {
+		switch {
+		case inst == nil:
+		case keep:
+			m.release(ctx, inst)
+		default:
+			inst.close(context.WithoutCancel(ctx))
+		}
+		cancel()
+		leave()
+	}
+	return out, stopped, finish, nil
+}
+
+// classify turns a failed guest call into a *CallError; inst is nil for a
+// native call.
 func (m *Module) classify(ctx, callCtx context.Context, inst *instance, tool string, err error) *CallError {
 	ce := &CallError{Tool: tool, Kind: ErrTrap, Message: err.Error(), Err: err}
 	var oe *outputError
@@ -316,6 +291,9 @@ func (m *Module) classify(ctx, callCtx context.Context, inst *instance, tool str
 		return ce
 	case isExit && exit.ExitCode() == sys.ExitCodeContextCanceled, ctx.Err() != nil:
 		ce.Kind, ce.Message = ErrCanceled, "the caller canceled the call"
+		return ce
+	}
+	if inst == nil {
 		return ce
 	}
 	inst.b.mu.Lock()
@@ -352,44 +330,32 @@ func parseResponse(out []byte) (*Result, *CallError) {
 	malformed := func(format string, a ...any) *CallError {
 		return &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf(format, a...)}
 	}
-	var raw struct {
-		Content           *[]json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage    `json:"structuredContent"`
-		IsError           *bool              `json:"isError"`
-		InternalError     *string            `json:"internalError"`
+	ans, err := abi.DecodeAnswer(out)
+	if err != nil {
+		return nil, malformed("%v (%s)", err, excerpt(out))
 	}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, malformed("response is not a JSON object: %v (%s)", err, excerpt(out))
+	if ans.InternalError != nil {
+		return nil, &CallError{Kind: ErrTrap, Message: "internal error: " + *ans.InternalError}
 	}
-	if dec.More() {
-		return nil, malformed("trailing data after the response (%s)", excerpt(out))
-	}
-	if raw.InternalError != nil {
-		return nil, &CallError{Kind: ErrTrap, Message: "internal error: " + *raw.InternalError}
-	}
-	if raw.Content == nil {
+	if ans.Content == nil {
 		return nil, malformed("response has no content array (%s)", excerpt(out))
 	}
-	res := &Result{Content: make([]Content, 0, len(*raw.Content))}
-	for i, c := range *raw.Content {
+	res := &Result{CallResult: abi.CallResult{Content: make([]Content, 0, len(ans.Content)), IsError: ans.IsError}}
+	for i, c := range ans.Content {
 		var item Content
 		if err := json.Unmarshal(c, &item); err != nil {
 			return nil, malformed("content[%d]: %v", i, err)
 		}
-		if err := item.check(); err != nil {
+		if err := item.Check(); err != nil {
 			return nil, malformed("content[%d]: %v", i, err)
 		}
 		res.Content = append(res.Content, item)
 	}
-	if sc := bytes.TrimSpace(raw.StructuredContent); len(sc) > 0 && !bytes.Equal(sc, []byte("null")) {
+	if sc := bytes.TrimSpace(ans.StructuredContent); len(sc) > 0 && !bytes.Equal(sc, []byte("null")) {
 		if sc[0] != '{' {
 			return nil, malformed("structuredContent is not an object")
 		}
 		res.StructuredContent = sc
-	}
-	if raw.IsError != nil {
-		res.IsError = *raw.IsError
 	}
 	return res, nil
 }

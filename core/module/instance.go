@@ -9,6 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/weft-dev/weft/hosts"
 )
 
 // instance is one wazero instance of a module, used by one call at a time.
@@ -24,59 +26,59 @@ type instance struct {
 }
 
 // binding is what an instance's WASI clock, random source and stdio read:
-// the session of the call in progress (set before each call, reset after).
-// Outside calls (start-up, manifest) the clock reads DefaultEpoch (the Go
-// runtime refuses a zero monotonic clock) and the random stream is zero
-// bytes, so start-up is deterministic.
+// the environment of the call in progress (set before each call, reset
+// after), the same hosts.Call the host libraries read. Outside calls
+// (start-up, manifest) the clock reads DefaultEpoch (the Go runtime refuses
+// a zero monotonic clock) and the random stream is zero bytes, so start-up
+// is deterministic.
 var idleNanos = DefaultEpoch.UnixNano()
 
 type binding struct {
 	mu     sync.Mutex
-	now    func() int64
-	rand   io.Reader
-	log    func(level int, msg string)
+	env    *hosts.Call
 	stderr tail
 }
 
-func (b *binding) set(now func() int64, r io.Reader, log func(int, string)) {
+func (b *binding) set(env *hosts.Call) {
 	b.mu.Lock()
-	b.now, b.rand, b.log = now, r, log
+	b.env = env
 	b.stderr.reset()
 	b.mu.Unlock()
 }
 
-func (b *binding) reset() { b.set(nil, nil, nil) }
+func (b *binding) reset() { b.set(nil) }
+
+func (b *binding) current() *hosts.Call {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.env
+}
 
 func (b *binding) nanos() int64 {
-	b.mu.Lock()
-	f := b.now
-	b.mu.Unlock()
-	if f == nil {
-		return idleNanos
+	if env := b.current(); env != nil {
+		return env.Now
 	}
-	return f()
+	return idleNanos
 }
 
 func (b *binding) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	r := b.rand
-	b.mu.Unlock()
-	if r == nil {
+	env := b.current()
+	if env == nil || env.Rand == nil {
 		clear(p)
 		return len(p), nil
 	}
-	return io.ReadFull(r, p)
+	return io.ReadFull(env.Rand, p)
 }
 
 func (b *binding) write(level int, p []byte, isStderr bool) {
 	b.mu.Lock()
-	log := b.log
+	env := b.env
 	if isStderr {
 		b.stderr.write(p)
 	}
 	b.mu.Unlock()
-	if log != nil {
-		log(level, string(bytes.TrimRight(p, "\n")))
+	if env != nil && env.Log != nil {
+		env.Log(level, string(bytes.TrimRight(p, "\n")))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weft-dev/weft/sdk/abi"
 	"slices"
 )
 
@@ -12,27 +13,18 @@ import (
 // was not run.
 var ErrUnknownPrompt = errors.New("unknown prompt")
 
-// PromptResult is the MCP GetPromptResult of a prompt.
+// PromptResult is the MCP GetPromptResult of a prompt (abi.PromptResult:
+// Description, Messages).
 type PromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
+	abi.PromptResult
 	// Denied lists the SQL statements the table policy refused while the
 	// prompt was rendered (every write is refused). Not part of MCP.
 	Denied []string `json:"-"`
 }
 
 // PromptMessage is one message of a prompt: Role "user" or "assistant", and
-// one content item of any type Content supports.
-type PromptMessage struct {
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
-}
-
-// promptRequest is the arguments of a PromptGetRequest.
-type promptRequest struct {
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments"`
-}
+// one content item of any type Content supports (abi.PromptMessage).
+type PromptMessage = abi.PromptMessage
 
 // GetPrompt renders the prompt name with args for session s. The arguments
 // are checked against the manifest first: a missing required argument or
@@ -44,7 +36,7 @@ type promptRequest struct {
 // classification (*RefusedError for the handler's error answer, *CallError
 // for traps, deadlines and malformed responses: no messages array, a role
 // other than user or assistant, an invalid content item).
-func (m *Module) GetPrompt(ctx context.Context, s *Session, name string, args map[string]string) (*PromptResult, error) {
+func (m *Module) GetPrompt(ctx context.Context, s *Session, name string, args map[string]string, opts ...CallOption) (*PromptResult, error) {
 	i := slices.IndexFunc(m.manifest.Prompts, func(p Prompt) bool { return p.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("%w: %q in module %s", ErrUnknownPrompt, name, m.manifest.Name)
@@ -69,7 +61,7 @@ func (m *Module) GetPrompt(ctx context.Context, s *Session, name string, args ma
 		args = map[string]string{}
 	}
 	var res *PromptResult
-	denied, err := m.readOnly(ctx, s, PromptGetRequest, name, promptRequest{Name: name, Arguments: args},
+	denied, err := m.readOnly(ctx, s, PromptGetRequest, name, abi.PromptGetArgs{Name: name, Arguments: args}, opts,
 		func(out []byte) error {
 			var perr error
 			res, perr = parsePromptResponse(out, name)
@@ -85,21 +77,28 @@ func (m *Module) GetPrompt(ctx context.Context, s *Session, name string, args ma
 // parsePromptResponse decodes {"description": ..., "messages": [...]} or an
 // error answer.
 func parsePromptResponse(out []byte, name string) (*PromptResult, error) {
-	var raw struct {
-		Description string             `json:"description"`
-		Messages    *[]json.RawMessage `json:"messages"`
-	}
-	if _, err := decodeAnswer(out, &raw, PromptGetRequest, name); err != nil {
+	ans, err := decodeAnswer(out, PromptGetRequest, name)
+	if err != nil {
 		return nil, err
 	}
 	malformed := func(format string, a ...any) error {
 		return &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf(format, a...)}
 	}
-	if raw.Messages == nil {
+	var description string
+	if d := ans.Description; len(d) > 0 && string(d) != "null" {
+		if err := json.Unmarshal(d, &description); err != nil {
+			return nil, malformed("description: %v (%s)", err, excerpt(out))
+		}
+	}
+	messages, err := rawList(ans.Messages)
+	if err != nil {
+		return nil, malformed("messages: %v (%s)", err, excerpt(out))
+	}
+	if messages == nil {
 		return nil, malformed("response has no messages array (%s)", excerpt(out))
 	}
-	res := &PromptResult{Description: raw.Description, Messages: make([]PromptMessage, 0, len(*raw.Messages))}
-	for i, rm := range *raw.Messages {
+	res := &PromptResult{PromptResult: abi.PromptResult{Description: description, Messages: make([]PromptMessage, 0, len(messages))}}
+	for i, rm := range messages {
 		var msg PromptMessage
 		if err := json.Unmarshal(rm, &msg); err != nil {
 			return nil, malformed("messages[%d]: %v", i, err)
@@ -107,7 +106,7 @@ func parsePromptResponse(out []byte, name string) (*PromptResult, error) {
 		if msg.Role != "user" && msg.Role != "assistant" {
 			return nil, malformed("messages[%d]: role %q (want user or assistant)", i, msg.Role)
 		}
-		if err := msg.Content.check(); err != nil {
+		if err := msg.Content.Check(); err != nil {
 			return nil, malformed("messages[%d].content: %v", i, err)
 		}
 		res.Messages = append(res.Messages, msg)

@@ -1,17 +1,14 @@
 package module
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
-	clockhost "github.com/weft-dev/weft/hosts/clock"
-	loghost "github.com/weft-dev/weft/hosts/log"
-	randhost "github.com/weft-dev/weft/hosts/rand"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 var (
@@ -49,74 +46,18 @@ func (e *RefusedError) Is(target error) bool {
 }
 
 // ResourceContents is one item of a resource read, or the resource of an
-// embedded "resource" content: text contents (Text) or binary contents
-// (Blob, base64). It encodes as MCP TextResourceContents when Blob is
-// empty (so an empty blob is indistinguishable from empty text) and as
-// BlobResourceContents otherwise; decoding requires exactly one of "text"
-// and "blob".
-type ResourceContents struct {
-	URI      string `json:"uri"`
-	MimeType string `json:"mimeType,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"` // base64
-}
+// embedded "resource" content: the wire type abi.ResourceContents, text
+// contents (Text) or binary contents (Blob, base64; EmptyBlob for an empty
+// one); decoding requires exactly one of "text" and "blob".
+type ResourceContents = abi.ResourceContents
 
-type resourceContentsJSON struct {
-	URI      string  `json:"uri"`
-	MimeType string  `json:"mimeType,omitempty"`
-	Text     *string `json:"text,omitempty"`
-	Blob     *string `json:"blob,omitempty"`
-}
-
-// MarshalJSON writes "text" (even when empty) unless Blob is set.
-func (r ResourceContents) MarshalJSON() ([]byte, error) {
-	j := resourceContentsJSON{URI: r.URI, MimeType: r.MimeType}
-	if r.Blob != "" {
-		j.Blob = &r.Blob
-	} else {
-		j.Text = &r.Text
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON requires exactly one of "text" and "blob".
-func (r *ResourceContents) UnmarshalJSON(b []byte) error {
-	var j resourceContentsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	if (j.Text == nil) == (j.Blob == nil) {
-		return errors.New("resource contents need exactly one of text and blob")
-	}
-	*r = ResourceContents{URI: j.URI, MimeType: j.MimeType}
-	if j.Text != nil {
-		r.Text = *j.Text
-	} else {
-		r.Blob = *j.Blob
-	}
-	return nil
-}
-
-func (r *ResourceContents) check() error {
-	if r.URI == "" {
-		return errors.New("resource contents need a uri")
-	}
-	return nil
-}
-
-// ResourceResult is the MCP ReadResourceResult of a resource read.
+// ResourceResult is the MCP ReadResourceResult of a resource read
+// (abi.ResourceResult: Contents).
 type ResourceResult struct {
-	Contents []ResourceContents `json:"contents"`
+	abi.ResourceResult
 	// Denied lists the SQL statements the table policy refused during the
 	// read (every write is refused). Not part of MCP.
 	Denied []string `json:"-"`
-}
-
-// resourceRequest is the arguments of a ResourceReadRequest.
-type resourceRequest struct {
-	URI       string            `json:"uri"`
-	Template  string            `json:"template,omitempty"`
-	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // MatchResource resolves uri against the manifest: a resource with exactly
@@ -161,14 +102,14 @@ func (m *Module) MatchResource(uri string) (template string, vars map[string]str
 // ErrDeadline, ErrCanceled, ErrMemoryLimit, ErrMalformedOutput: a response
 // without contents or with invalid items), after which the instance is
 // discarded. Calls and reads of one session must not overlap.
-func (m *Module) ReadResource(ctx context.Context, s *Session, uri string) (*ResourceResult, error) {
+func (m *Module) ReadResource(ctx context.Context, s *Session, uri string, opts ...CallOption) (*ResourceResult, error) {
 	template, vars, err := m.MatchResource(uri)
 	if err != nil {
 		return nil, err
 	}
 	var res *ResourceResult
 	denied, err := m.readOnly(ctx, s, ResourceReadRequest, uri,
-		resourceRequest{URI: uri, Template: template, Variables: vars},
+		abi.ResourceReadArgs{URI: uri, Template: template, Variables: vars}, opts,
 		func(out []byte) error {
 			var rerr error
 			res, rerr = parseResourceResponse(out, uri)
@@ -205,7 +146,7 @@ const readOnlyStream = 1 << 63
 // always rolls back, under m's table policy with every table read-only.
 // parse decodes the response: a *CallError from it discards the instance
 // (like a trap), any other error is returned with the instance kept.
-func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, args any, parse func([]byte) error) (denied []string, err error) {
+func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, args any, opts []CallOption, parse func([]byte) error) (denied []string, err error) {
 	if s == nil || s.Workspace == nil {
 		return nil, fmt.Errorf("module: %s needs a Session with a Workspace", name)
 	}
@@ -214,10 +155,7 @@ func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, 
 	if err != nil {
 		return nil, err
 	}
-	req, err := json.Marshal(struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{name, a})
+	req, err := json.Marshal(abi.CallRequest{Tool: name, Arguments: a})
 	if err != nil {
 		return nil, err
 	}
@@ -230,118 +168,82 @@ func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, 
 			err = rerr
 		}
 	}()
-	leave, err := m.rt.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	inst, err := m.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-
 	policy := sqlhost.Policy{Reads: append(append([]string(nil), m.manifest.Tables.Owns...), m.manifest.Tables.Reads...)}
-	sqlCall := &sqlhost.Call{Handler: &sqlhost.Handler{
-		Exec:   SQLExecutor(unit),
-		Policy: policy,
-		OnDenied: func(d *sqlhost.DeniedError) {
-			denied = append(denied, d.Statement)
-		},
-	}}
-	stream := RandStream(s.Seed, readOnlyStream|s.Seq())
-	now := s.now()
-	clockFn := func() int64 { return now }
-	lg := logger{s}
-	inst.b.set(clockFn, stream, lg.Log)
-
-	callCtx, cancel := context.WithTimeout(ctx, m.rt.cfg.CallTimeout)
-	defer cancel()
-	callCtx = sqlhost.WithCall(callCtx, sqlCall)
-	callCtx = clockhost.WithClock(callCtx, clockhost.Func(clockFn))
-	callCtx = randhost.WithSource(callCtx, stream)
-	callCtx = loghost.WithLogger(callCtx, lg)
-
-	out, err := inst.invoke(callCtx, req)
+	env := newCallEnv(s, unit, policy, readOnlyStream|s.Seq(), m.rt.cfg.CallTimeout, opts)
+	out, _, finish, err := m.run(ctx, env, label, req)
 	if err != nil {
-		ce := m.classify(ctx, callCtx, inst, label, err)
-		ce.Denied = denied
-		inst.close(context.WithoutCancel(ctx))
-		return nil, ce
+		return nil, err
 	}
 	if perr := parse(out); perr != nil {
 		var ce *CallError
 		if errors.As(perr, &ce) {
-			ce.Tool, ce.Denied = label, denied
-			inst.close(context.WithoutCancel(ctx))
+			finish(false)
+			ce.Tool, ce.Denied = label, env.Denied()
 			return nil, ce
 		}
-		m.release(ctx, inst)
+		finish(true)
 		return nil, perr
 	}
-	m.release(ctx, inst)
-	return denied, nil
+	finish(true)
+	return env.Denied(), nil
 }
 
-// guestAnswer is the common part of the answers to reserved requests: an
-// internalError (a module bug) or a refusal ({"isError": true, "content":
-// [text...], "notFound": bool}).
-type guestAnswer struct {
-	InternalError *string           `json:"internalError"`
-	IsError       bool              `json:"isError"`
-	Content       []json.RawMessage `json:"content"`
-	NotFound      bool              `json:"notFound"`
-}
-
-// decodeAnswer decodes out into v (which embeds or mirrors guestAnswer) and
+// decodeAnswer decodes the answer to a reserved request (abi.Answer) and
 // turns an internalError into a *CallError (ErrTrap) and a refusal into a
 // *RefusedError.
-func decodeAnswer(out []byte, v any, request, target string) (refused bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(out))
-	if err := dec.Decode(v); err != nil {
-		return false, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("response is not a JSON object: %v (%s)", err, excerpt(out))}
-	}
-	if dec.More() {
-		return false, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("trailing data after the response (%s)", excerpt(out))}
-	}
-	var ans guestAnswer
-	if err := json.Unmarshal(out, &ans); err != nil {
-		return false, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("response: %v (%s)", err, excerpt(out))}
+func decodeAnswer(out []byte, request, target string) (*abi.Answer, error) {
+	ans, err := abi.DecodeAnswer(out)
+	if err != nil {
+		return nil, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("%v (%s)", err, excerpt(out))}
 	}
 	if ans.InternalError != nil {
-		return false, &CallError{Kind: ErrTrap, Message: "internal error: " + *ans.InternalError}
+		return nil, &CallError{Kind: ErrTrap, Message: "internal error: " + *ans.InternalError}
 	}
 	if !ans.IsError {
-		return false, nil
+		return ans, nil
 	}
 	msg := ""
 	for _, raw := range ans.Content {
 		var c Content
-		if json.Unmarshal(raw, &c) == nil && c.Type == "text" {
+		if json.Unmarshal(raw, &c) == nil && c.Type == abi.ContentText {
 			msg = c.Text
 			break
 		}
 	}
-	return true, &RefusedError{Request: request, Target: target, Message: msg, NotFound: ans.NotFound && request == ResourceReadRequest}
+	return nil, &RefusedError{Request: request, Target: target, Message: msg, NotFound: ans.NotFound && request == ResourceReadRequest}
+}
+
+// rawList decodes a list member of an answer kept raw (abi.Answer); absent
+// or null is (nil, nil).
+func rawList(b json.RawMessage) ([]json.RawMessage, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var l []json.RawMessage
+	err := json.Unmarshal(b, &l)
+	return l, err
 }
 
 // parseResourceResponse decodes {"contents": [...]} or an error answer.
 func parseResourceResponse(out []byte, uri string) (*ResourceResult, error) {
-	var raw struct {
-		Contents *[]json.RawMessage `json:"contents"`
-	}
-	if _, err := decodeAnswer(out, &raw, ResourceReadRequest, uri); err != nil {
+	ans, err := decodeAnswer(out, ResourceReadRequest, uri)
+	if err != nil {
 		return nil, err
 	}
-	if raw.Contents == nil {
+	contents, err := rawList(ans.Contents)
+	if err != nil {
+		return nil, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("contents: %v (%s)", err, excerpt(out))}
+	}
+	if contents == nil {
 		return nil, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("response has no contents array (%s)", excerpt(out))}
 	}
-	res := &ResourceResult{Contents: make([]ResourceContents, 0, len(*raw.Contents))}
-	for i, c := range *raw.Contents {
+	res := &ResourceResult{ResourceResult: abi.ResourceResult{Contents: make([]ResourceContents, 0, len(contents))}}
+	for i, c := range contents {
 		var rc ResourceContents
 		if err := json.Unmarshal(c, &rc); err != nil {
 			return nil, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("contents[%d]: %v", i, err)}
 		}
-		if err := rc.check(); err != nil {
+		if err := rc.Check(); err != nil {
 			return nil, &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf("contents[%d]: %v", i, err)}
 		}
 		res.Contents = append(res.Contents, rc)

@@ -159,7 +159,7 @@ func TestContentJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(s), &c); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
-		if err := c.check(); err != nil {
+		if err := c.Check(); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}
 		b, err := json.Marshal(c)
@@ -179,7 +179,7 @@ func TestContentJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(s), &c); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
-		if err := c.check(); err == nil || !strings.Contains(err.Error(), want) {
+		if err := c.Check(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", s, err, want)
 		}
 	}

@@ -85,13 +85,13 @@ type compileEntry struct {
 	err  error
 }
 
-// NewRuntime creates a Runtime.
-func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+// withDefaults fills in the defaults of zero fields.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MemoryLimitMiB == 0 {
 		cfg.MemoryLimitMiB = defaultMemoryMiB
 	}
 	if cfg.MemoryLimitMiB > 4096 {
-		return nil, fmt.Errorf("module: memory limit %d MiB exceeds the 4 GiB of wasm32", cfg.MemoryLimitMiB)
+		return cfg, fmt.Errorf("module: memory limit %d MiB exceeds the 4 GiB of wasm32", cfg.MemoryLimitMiB)
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = defaultCallTimeout
@@ -104,6 +104,15 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.MaxConcurrentCalls <= 0 {
 		cfg.MaxConcurrentCalls = runtime.GOMAXPROCS(0)
+	}
+	return cfg, nil
+}
+
+// NewRuntime creates a Runtime.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
@@ -363,8 +372,8 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 }
 
 // Module is a compiled, validated tool module with its pool of warm
-// instances. It is safe for concurrent use; Call runs each call on its own
-// instance.
+// instances (or, from NewNative, a module's Go code run natively). It is
+// safe for concurrent use; Call runs each call on its own instance.
 type Module struct {
 	rt           *Runtime
 	wrt          wazero.Runtime // r.rt, or r.checked for a module without interrupt checks
@@ -374,6 +383,7 @@ type Module struct {
 	manifestJSON []byte
 	schemas      map[string]*jsonschema.Schema
 	policy       sqlhost.Policy
+	native       Dispatch // NewNative: the module's Go code, run without wasm
 
 	mu      sync.Mutex
 	free    []*instance

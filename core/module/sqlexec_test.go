@@ -65,8 +65,8 @@ func TestNativeHost(t *testing.T) {
 		t.Fatal(got)
 	}
 	h.SQL([]byte(`{"sql":"SELECT * FROM secrets"}`))
-	if len(h.Denied) != 1 || h.Now() != DefaultEpoch.UnixNano() || s.Seq() != 1 {
-		t.Fatalf("denied %v now %d seq %d", h.Denied, h.Now(), s.Seq())
+	if len(h.Denied()) != 1 || h.Now() != DefaultEpoch.UnixNano() || s.Seq() != 1 {
+		t.Fatalf("denied %v now %d seq %d", h.Denied(), h.Now(), s.Seq())
 	}
 	a, b := make([]byte, 8), make([]byte, 8)
 	h.Rand(a)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/weft-dev/weft/hosts"
 )
 
 // ModuleName is the import namespace of this library.
@@ -23,23 +25,25 @@ const (
 // MaxRecord is the longest record text delivered; longer ones are cut.
 const MaxRecord = 64 << 10
 
-// Logger receives a call's log records and progress notifications.
-type Logger interface {
-	Log(level int, msg string)
-	Progress(progress, total float64, msg string)
+// Write delivers one record of the call of ctx to its environment's Log
+// (hosts.Call), the level clamped to Debug..Error; dropped when none is
+// bound.
+func Write(ctx context.Context, level int, msg string) {
+	if c := hosts.From(ctx); c != nil && c.Log != nil {
+		c.Log(min(max(level, Debug), Error), msg)
+	}
 }
 
-type ctxKey struct{}
-
-// WithLogger binds l to the guest calls made with the returned context.
-func WithLogger(ctx context.Context, l Logger) context.Context {
-	return context.WithValue(ctx, ctxKey{}, l)
-}
-
-// FromContext returns the logger bound to ctx, or nil.
-func FromContext(ctx context.Context) Logger {
-	l, _ := ctx.Value(ctxKey{}).(Logger)
-	return l
+// Progress delivers one progress notification of the call of ctx to its
+// environment's Progress; dropped when none is bound or either number is
+// NaN.
+func Progress(ctx context.Context, progress, total float64, msg string) {
+	if math.IsNaN(progress) || math.IsNaN(total) {
+		return
+	}
+	if c := hosts.From(ctx); c != nil && c.Progress != nil {
+		c.Progress(progress, total, msg)
+	}
 }
 
 func read(m api.Module, fn string, ptr, n uint32) string {
@@ -53,8 +57,9 @@ func read(m api.Module, fn string, ptr, n uint32) string {
 	return string(b)
 }
 
-// HostModule returns the builder of the weft_log_v1 host module. Records of
-// a call with no bound logger are dropped.
+// HostModule returns the builder of the weft_log_v1 host module (Write and
+// Progress on the guest's text). Records of a call with no environment are
+// dropped.
 func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
 	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
 	return r.NewHostModuleBuilder(ModuleName).
@@ -62,9 +67,7 @@ func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
 		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
 			level := int(int32(api.DecodeU32(stack[0])))
 			msg := read(m, "write", api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
-			if l := FromContext(ctx); l != nil {
-				l.Log(min(max(level, Debug), Error), msg)
-			}
+			Write(ctx, level, msg)
 		}), []api.ValueType{i32, i32, i32}, nil).
 		WithParameterNames("level", "ptr", "len").
 		Export("write").
@@ -72,12 +75,7 @@ func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
 		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
 			p, total := api.DecodeF64(stack[0]), api.DecodeF64(stack[1])
 			msg := read(m, "progress", api.DecodeU32(stack[2]), api.DecodeU32(stack[3]))
-			if math.IsNaN(p) || math.IsNaN(total) {
-				return
-			}
-			if l := FromContext(ctx); l != nil {
-				l.Progress(p, total, msg)
-			}
+			Progress(ctx, p, total, msg)
 		}), []api.ValueType{f64, f64, i32, i32}, nil).
 		WithParameterNames("progress", "total", "msg_ptr", "msg_len").
 		Export("progress")

@@ -7,34 +7,23 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/weft-dev/weft/hosts"
 )
 
 // ModuleName is the import namespace of this library.
 const ModuleName = "weft_rand_v1"
 
-type ctxKey struct{}
-
-// WithSource binds the deterministic random stream r to the guest calls made
-// with the returned context.
-func WithSource(ctx context.Context, r io.Reader) context.Context {
-	return context.WithValue(ctx, ctxKey{}, r)
-}
-
-// FromContext returns the stream bound to ctx, or nil.
-func FromContext(ctx context.Context) io.Reader {
-	r, _ := ctx.Value(ctxKey{}).(io.Reader)
-	return r
-}
-
-// Fill fills p from the stream of ctx; with no stream bound p is zeroed (the
-// output stays deterministic).
+// Fill fills p from the random stream of the call environment bound to ctx
+// (hosts.Call.Rand); with no stream bound p is zeroed (the output stays
+// deterministic).
 func Fill(ctx context.Context, p []byte) error {
-	r := FromContext(ctx)
-	if r == nil {
+	c := hosts.From(ctx)
+	if c == nil || c.Rand == nil {
 		clear(p)
 		return nil
 	}
-	_, err := io.ReadFull(r, p)
+	_, err := io.ReadFull(c.Rand, p)
 	return err
 }
 

@@ -2,7 +2,8 @@
 // of docs/abi.md. Handle implements the request/response JSON of the query
 // function over a small Executor interface, enforcing the module's table
 // policy before a statement runs; HostModule builds the wazero host module
-// that routes a guest's query/take calls to the Executor bound to the call's
-// context. The package imports nothing of core: the module runtime adapts a
+// that routes a guest's query/take calls to the SQL handler of the call
+// environment (hosts.Call) bound to the call's context. The request and
+// response are the shared wire types of sdk/abi. The package imports nothing of core: the module runtime adapts a
 // state unit of work to Executor and classifies its errors.
 package sqlhost

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // Rows is a materialized query result: Columns[j] names column j and
@@ -43,16 +45,16 @@ type Classifier interface {
 	Classify(err error) string
 }
 
-// ABI error kinds of weft_sql_v1 (docs/abi.md).
+// ABI error kinds of weft_sql_v1 (docs/abi.md; sdk/abi's).
 const (
-	KindDuplicateKey = "duplicate_key"
-	KindNoSuchTable  = "no_such_table"
-	KindNoSuchColumn = "no_such_column"
-	KindSyntax       = "syntax"
-	KindTypeMismatch = "type_mismatch"
-	KindNotNull      = "not_null"
-	KindDenied       = "denied"
-	KindOther        = "other"
+	KindDuplicateKey = abi.KindDuplicateKey
+	KindNoSuchTable  = abi.KindNoSuchTable
+	KindNoSuchColumn = abi.KindNoSuchColumn
+	KindSyntax       = abi.KindSyntax
+	KindTypeMismatch = abi.KindTypeMismatch
+	KindNotNull      = abi.KindNotNull
+	KindDenied       = abi.KindDenied
+	KindOther        = abi.KindOther
 )
 
 // Handler serves weft_sql_v1 query requests for one executor and policy.
@@ -74,27 +76,15 @@ func Handle(ctx context.Context, ex Executor, pol Policy, req []byte) []byte {
 	return h.Handle(ctx, req)
 }
 
-// Request is a weft_sql_v1 query request.
-type Request struct {
-	SQL  string            `json:"sql"`
-	Args []json.RawMessage `json:"args"`
-}
+// Request is a weft_sql_v1 query request (the shared wire type).
+type Request = abi.SQLRequest
 
-// Response is a weft_sql_v1 query response.
-type Response struct {
-	Columns      []string    `json:"columns"`
-	Types        []string    `json:"types"`
-	Rows         [][]any     `json:"rows"`
-	RowsAffected int64       `json:"rows_affected"`
-	LastInsertID uint64      `json:"last_insert_id"`
-	Error        *ErrorReply `json:"error"`
-}
+// Response is a weft_sql_v1 query response as the host builds it: cells are
+// Go values of the column's type (the shared wire type, abi.SQLResponse).
+type Response = abi.SQLResponse[any]
 
 // ErrorReply is the "error" member of a failed response.
-type ErrorReply struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
+type ErrorReply = abi.SQLError
 
 // Handle serves one request.
 func (h *Handler) Handle(ctx context.Context, req []byte) []byte {
@@ -221,19 +211,19 @@ func DecodeArg(raw json.RawMessage) (any, error) {
 			return nil, errors.New(`tagged value must be {"t": ..., "v": "<string>"}`)
 		}
 		switch t {
-		case "bytes":
+		case abi.TagBytes:
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
 				return nil, fmt.Errorf("bytes: %v", err)
 			}
 			return b, nil
-		case "time":
+		case abi.TagTime:
 			tm, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
 				return nil, fmt.Errorf("time: %v", err)
 			}
 			return tm.UTC(), nil
-		case "decimal":
+		case abi.TagDecimal:
 			d, err := decimal.NewFromString(s)
 			if err != nil {
 				return nil, fmt.Errorf("decimal: %v", err)
@@ -247,17 +237,17 @@ func DecodeArg(raw json.RawMessage) (any, error) {
 	}
 }
 
-// Column types of a response.
+// Column types of a response (sdk/abi's).
 const (
-	TypeInt     = "int"
-	TypeUint    = "uint"
-	TypeFloat   = "float"
-	TypeDecimal = "decimal"
-	TypeString  = "string"
-	TypeBytes   = "bytes"
-	TypeTime    = "time"
-	TypeJSON    = "json"
-	TypeNull    = "null"
+	TypeInt     = abi.TypeInt
+	TypeUint    = abi.TypeUint
+	TypeFloat   = abi.TypeFloat
+	TypeDecimal = abi.TypeDecimal
+	TypeString  = abi.TypeString
+	TypeBytes   = abi.TypeBytes
+	TypeTime    = abi.TypeTime
+	TypeJSON    = abi.TypeJSON
+	TypeNull    = abi.TypeNull
 )
 
 type jsonDoc interface {

@@ -3,6 +3,8 @@ package tool
 import (
 	"encoding/base64"
 	"fmt"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // Content is one MCP content item of a tool result (Result) or of a prompt
@@ -45,47 +47,50 @@ func ResourceLink(uri, name, mimeType string) Content {
 // "resource": r}.
 func Embedded(r ResourceContents) Content { return Content{Type: "resource", Resource: &r} }
 
-type contentJSON struct {
-	Type     string            `json:"type"`
-	Text     *string           `json:"text,omitempty"`
-	Data     string            `json:"data,omitempty"`
-	MimeType string            `json:"mimeType,omitempty"`
-	URI      string            `json:"uri,omitempty"`
-	Name     *string           `json:"name,omitempty"`
-	Resource *ResourceContents `json:"resource,omitempty"`
+// wire is c as the ABI's content item (abi.Content): Data and a resource's
+// Blob base64-encoded. It fails for an unknown Type, an image or audio item
+// without a mimeType, a resource_link without a uri and an embedded
+// resource without a uri.
+func (c Content) wire() (abi.Content, error) {
+	w := abi.Content{Type: c.Type}
+	switch c.Type {
+	case abi.ContentText:
+		w.Text = c.Text
+	case abi.ContentImage, abi.ContentAudio:
+		if c.MimeType == "" {
+			return w, fmt.Errorf("tool: %s content without a mimeType", c.Type)
+		}
+		w.Data, w.MimeType = base64.StdEncoding.EncodeToString(c.Data), c.MimeType
+	case abi.ContentResourceLink:
+		if c.URI == "" {
+			return w, fmt.Errorf("tool: resource_link content without a uri")
+		}
+		w.URI, w.Name, w.MimeType = c.URI, c.Name, c.MimeType
+	case abi.ContentResource:
+		if c.Resource == nil || c.Resource.URI == "" {
+			return w, fmt.Errorf("tool: resource content without a resource uri")
+		}
+		r := c.Resource.wire()
+		w.Resource = &r
+	default:
+		return w, fmt.Errorf("tool: unknown content type %q", c.Type)
+	}
+	return w, nil
 }
 
-// MarshalJSON writes the MCP shape of c's type.
+// MarshalJSON writes the MCP shape of c's type (abi.Content).
 func (c Content) MarshalJSON() ([]byte, error) {
-	j := contentJSON{Type: c.Type}
-	switch c.Type {
-	case "text":
-		j.Text = &c.Text
-	case "image", "audio":
-		if c.MimeType == "" {
-			return nil, fmt.Errorf("tool: %s content without a mimeType", c.Type)
-		}
-		j.Data, j.MimeType = base64.StdEncoding.EncodeToString(c.Data), c.MimeType
-	case "resource_link":
-		if c.URI == "" {
-			return nil, fmt.Errorf("tool: resource_link content without a uri")
-		}
-		j.URI, j.Name, j.MimeType = c.URI, &c.Name, c.MimeType
-	case "resource":
-		if c.Resource == nil || c.Resource.URI == "" {
-			return nil, fmt.Errorf("tool: resource content without a resource uri")
-		}
-		j.Resource = c.Resource
-	default:
-		return nil, fmt.Errorf("tool: unknown content type %q", c.Type)
+	w, err := c.wire()
+	if err != nil {
+		return nil, err
 	}
-	return marshal(j)
+	return marshal(w)
 }
 
 // ResourceContents is the contents of a resource: what a resource handler
 // returns, and the resource of an Embedded content item. It encodes as
-// {"uri", "mimeType", "text"} or, when Blob is not nil, as {"uri",
-// "mimeType", "blob": <base64 of Blob>}.
+// abi.ResourceContents: {"uri", "mimeType", "text"} or, when Blob is not
+// nil, {"uri", "mimeType", "blob": <base64 of Blob>}.
 type ResourceContents struct {
 	URI      string // the resource's URI; a handler may leave it empty for the URI read
 	MimeType string // optional; a handler may leave it empty for the declared one
@@ -93,24 +98,16 @@ type ResourceContents struct {
 	Blob     []byte // binary contents; not nil selects them over Text
 }
 
-type resourceContentsJSON struct {
-	URI      string  `json:"uri"`
-	MimeType string  `json:"mimeType,omitempty"`
-	Text     *string `json:"text,omitempty"`
-	Blob     *string `json:"blob,omitempty"`
+func (r ResourceContents) wire() abi.ResourceContents {
+	w := abi.ResourceContents{URI: r.URI, MimeType: r.MimeType, Text: r.Text}
+	if r.Blob != nil {
+		w.Text, w.Blob, w.EmptyBlob = "", base64.StdEncoding.EncodeToString(r.Blob), len(r.Blob) == 0
+	}
+	return w
 }
 
 // MarshalJSON writes MCP TextResourceContents or BlobResourceContents.
-func (r ResourceContents) MarshalJSON() ([]byte, error) {
-	j := resourceContentsJSON{URI: r.URI, MimeType: r.MimeType}
-	if r.Blob != nil {
-		b := base64.StdEncoding.EncodeToString(r.Blob)
-		j.Blob = &b
-	} else {
-		j.Text = &r.Text
-	}
-	return marshal(j)
-}
+func (r ResourceContents) MarshalJSON() ([]byte, error) { return marshal(r.wire()) }
 
 // Result is a tool result with explicit content: a tool whose Out is Result
 // or *Result (see Register) returns it as is, with no output schema and no
@@ -122,7 +119,7 @@ type Result struct {
 }
 
 // PromptMessage is one message of a rendered prompt: Role "user" or
-// "assistant" and one content item.
+// "assistant" and one content item (abi.PromptMessage on the wire).
 type PromptMessage struct {
 	Role    string  `json:"role"`
 	Content Content `json:"content"`

@@ -10,29 +10,16 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // Host is the host side of a call: the host libraries of docs/abi.md as Go
-// methods. On GOOS=wasip1 the package implements it with the weft_*_v1
-// imports; native hosts and tests pass their own to Dispatch.
-type Host interface {
-	// SQL runs one weft_sql_v1 request ({"sql": ..., "args": [...]}) and
-	// returns the response JSON ({"columns", "types", "rows",
-	// "rows_affected", "last_insert_id", "error"}).
-	SQL(req []byte) []byte
-	// Now is the session's virtual clock, nanoseconds since the Unix epoch
-	// (weft_clock_v1.now).
-	Now() int64
-	// Rand fills p from the session's deterministic random stream
-	// (weft_rand_v1.fill).
-	Rand(p []byte)
-	// Log writes one log record; level 0 debug, 1 info, 2 warn, 3 error
-	// (weft_log_v1.write).
-	Log(level int, msg string)
-	// Progress sends an MCP progress notification for the current call;
-	// total 0 means unknown (weft_log_v1.progress).
-	Progress(progress, total float64, msg string)
-}
+// methods (abi.Host: SQL, Now, Rand, Log, Progress). On GOOS=wasip1 the
+// package implements it with the weft_*_v1 imports; native hosts
+// (core/module's NativeHost, a Module from module.NewNative) and tests pass
+// their own to Dispatch.
+type Host = abi.Host
 
 // callMu serializes Dispatch: DB, Log and Progress reach the host of the
 // call in progress through current.
@@ -90,17 +77,14 @@ func Dispatch(ctx context.Context, h Host, request []byte) (response []byte) {
 		}
 	}()
 
-	var req struct {
-		Tool      string          `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var req abi.CallRequest
 	if err := json.Unmarshal(request, &req); err != nil {
 		return internalError("malformed call request: " + err.Error())
 	}
 	switch req.Tool {
-	case resourceReadRequest:
+	case abi.ResourceReadRequest:
 		return readResource(ctx, req.Arguments)
-	case promptGetRequest:
+	case abi.PromptGetRequest:
 		return getPrompt(ctx, req.Arguments)
 	}
 	run := reg.lookup(req.Tool)
@@ -133,14 +117,11 @@ func Progress(progress, total float64, msg string) {
 	}
 }
 
-type callResult struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-}
+// callResult is the wire result of a tool call.
+type callResult = abi.CallResult
 
 func toolError(msg string) *callResult {
-	return &callResult{Content: []Content{Text(msg)}, IsError: true}
+	return &callResult{Content: []abi.Content{abi.Text(msg)}, IsError: true}
 }
 
 var resultType = reflect.TypeFor[Result]()
@@ -150,20 +131,27 @@ func explicitResult(r *Result) (*callResult, error) {
 	if r == nil {
 		return nil, errors.New("the tool returned a nil *tool.Result")
 	}
-	return &callResult{Content: append([]Content{}, r.Content...), IsError: r.IsError}, nil
+	out := &callResult{Content: make([]abi.Content, len(r.Content)), IsError: r.IsError}
+	for i, c := range r.Content {
+		w, err := c.wire()
+		if err != nil {
+			return nil, fmt.Errorf("encoding the result: content %d: %v", i, err)
+		}
+		out.Content[i] = w
+	}
+	return out, nil
 }
 
 func internalError(msg string) []byte {
-	b, err := marshal(struct {
-		InternalError string `json:"internalError"`
-	}{msg})
+	b, err := marshal(abi.InternalError{Message: msg})
 	if err != nil { // cannot happen for a string
 		return []byte(`{"internalError":"encoding failed"}`)
 	}
 	return b
 }
 
-// encodeResponse writes r as JSON, byte for byte what marshal(r) writes.
+// encodeResponse writes r as JSON, byte for byte what marshal(r) writes
+// (abi.CallResult's encoding).
 // It is written by hand because encoding/json re-validates a
 // json.RawMessage (structuredContent, often the bulk of the response) with
 // its byte-at-a-time scanner, a function call per byte, which is slow in
@@ -185,7 +173,7 @@ func encodeResponse(r *callResult) []byte {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if c.Type != "text" {
+			if c.Type != abi.ContentText {
 				b, err := marshal(c)
 				if err != nil {
 					return internalError("encoding the result: " + err.Error())
@@ -224,16 +212,8 @@ func trimNewline(buf *bytes.Buffer) {
 	}
 }
 
-// marshal is json.Marshal without HTML escaping.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshal is json.Marshal without HTML escaping (abi.Marshal).
+func marshal(v any) ([]byte, error) { return abi.Marshal(v) }
 
 // decodeArgs decodes the call arguments into v strictly. Absent or null
 // arguments are {}.
@@ -257,7 +237,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 // tool's static Out type.
 func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 	if s, ok := plainString(out, outT); ok {
-		return &callResult{Content: []Content{Text(s)}}, nil
+		return &callResult{Content: []abi.Content{abi.Text(s)}}, nil
 	}
 	b, err := marshal(out)
 	if err != nil {
@@ -266,7 +246,7 @@ func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 	if string(b) == "null" && outT.Kind() == reflect.Map {
 		b = []byte("{}")
 	}
-	r := &callResult{Content: []Content{Text(string(b))}}
+	r := &callResult{Content: []abi.Content{abi.Text(string(b))}}
 	if len(b) > 0 && b[0] == '{' {
 		r.StructuredContent = b
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // PromptInfo describes a prompt (MCP Prompt): Name is unique within the
@@ -18,14 +20,11 @@ type PromptInfo struct {
 	Arguments   []PromptArgument
 }
 
-// PromptArgument is one argument of a prompt. The host refuses a request
-// that lacks a required argument or names one the prompt does not declare,
-// so the handler sees only declared arguments and all required ones.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
+// PromptArgument is one argument of a prompt (the manifest's
+// abi.PromptArgument). The host refuses a request that lacks a required
+// argument or names one the prompt does not declare, so the handler sees
+// only declared arguments and all required ones.
+type PromptArgument = abi.PromptArgument
 
 type promptDef struct {
 	info PromptInfo
@@ -70,10 +69,7 @@ func Prompt(p PromptInfo, fn func(ctx context.Context, args map[string]string) (
 // getPrompt answers a prompt get request: {"name": ..., "arguments": {...}}
 // (docs/abi.md).
 func getPrompt(ctx context.Context, args json.RawMessage) []byte {
-	var req struct {
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
-	}
+	var req abi.PromptGetArgs
 	if err := json.Unmarshal(args, &req); err != nil {
 		return internalError("malformed prompt request: " + err.Error())
 	}
@@ -100,13 +96,15 @@ func getPrompt(ctx context.Context, args json.RawMessage) []byte {
 	if err != nil {
 		return refusal(err.Error(), false)
 	}
-	if msgs == nil {
-		msgs = []PromptMessage{}
+	out := abi.PromptResult{Description: pd.info.Description, Messages: make([]abi.PromptMessage, len(msgs))}
+	for i, m := range msgs {
+		c, err := m.Content.wire()
+		if err != nil {
+			return internalError(fmt.Sprintf("encoding the prompt: message %d: %v", i, err))
+		}
+		out.Messages[i] = abi.PromptMessage{Role: m.Role, Content: c}
 	}
-	b, merr := marshal(struct {
-		Description string          `json:"description,omitempty"`
-		Messages    []PromptMessage `json:"messages"`
-	}{pd.info.Description, msgs})
+	b, merr := marshal(out)
 	if merr != nil {
 		return internalError("encoding the prompt: " + merr.Error())
 	}

@@ -6,13 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-)
 
-// Reserved request names (docs/abi.md): the host reads a resource and
-// renders a prompt by calling them as tools.
-const (
-	resourceReadRequest = "weft.resource.read"
-	promptGetRequest    = "weft.prompt.get"
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // ErrNotFound tells the host that a resource does not exist: a resource
@@ -154,11 +149,7 @@ func hasScheme(s string) bool {
 // readResource answers a resource read request: {"uri": ..., "template":
 // ..., "variables": {...}} (docs/abi.md).
 func readResource(ctx context.Context, args json.RawMessage) []byte {
-	var req struct {
-		URI       string            `json:"uri"`
-		Template  string            `json:"template"`
-		Variables map[string]string `json:"variables"`
-	}
+	var req abi.ResourceReadArgs
 	if err := json.Unmarshal(args, &req); err != nil {
 		return internalError("malformed resource read request: " + err.Error())
 	}
@@ -203,7 +194,7 @@ func readResource(ctx context.Context, args json.RawMessage) []byte {
 	if err != nil {
 		return refusal(err.Error(), errors.Is(err, ErrNotFound))
 	}
-	out := make([]ResourceContents, len(contents))
+	out := abi.ResourceResult{Contents: make([]abi.ResourceContents, len(contents))}
 	for i, c := range contents {
 		if c.URI == "" {
 			c.URI = req.URI
@@ -211,11 +202,9 @@ func readResource(ctx context.Context, args json.RawMessage) []byte {
 		if c.MimeType == "" {
 			c.MimeType = mimeType
 		}
-		out[i] = c
+		out.Contents[i] = c.wire()
 	}
-	b, merr := marshal(struct {
-		Contents []ResourceContents `json:"contents"`
-	}{out})
+	b, merr := marshal(out)
 	if merr != nil {
 		return internalError("encoding the resource: " + merr.Error())
 	}
@@ -224,11 +213,7 @@ func readResource(ctx context.Context, args json.RawMessage) []byte {
 
 // refusal is the error answer of a resource read or prompt get.
 func refusal(msg string, notFound bool) []byte {
-	b, err := marshal(struct {
-		Content  []Content `json:"content"`
-		IsError  bool      `json:"isError"`
-		NotFound bool      `json:"notFound,omitempty"`
-	}{[]Content{Text(msg)}, true, notFound})
+	b, err := marshal(abi.NewRefusal(msg, notFound))
 	if err != nil { // cannot happen for a text item
 		return internalError("encoding the error: " + err.Error())
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 func TestManifestResourcesAndPrompts(t *testing.T) {
@@ -110,9 +112,9 @@ func TestDispatchResourceRead(t *testing.T) {
 		{`{"uri":"test://items/x","template":"test://nope/{id}","variables":{"id":"x"}}`, `{"content":[{"type":"text","text":"unknown resource \"test://items/x\""}],"isError":true,"notFound":true}`},
 		{`{"uri":"test://nope"}`, `{"content":[{"type":"text","text":"unknown resource \"test://nope\""}],"isError":true,"notFound":true}`},
 		{`{"uri":"test://boom"}`, `{"internalError":"panic: kaboom"}`},
-		{`[]`, `{"internalError":"malformed resource read request: json: cannot unmarshal array into Go value of type struct { URI string \"json:\\\"uri\\\"\"; Template string \"json:\\\"template\\\"\"; Variables map[string]string \"json:\\\"variables\\\"\" }"}`},
+		{`[]`, `{"internalError":"malformed resource read request: json: cannot unmarshal array into Go value of type abi.ResourceReadArgs"}`},
 	} {
-		if got := call(t, h, resourceReadRequest, tc.args); got != tc.want {
+		if got := call(t, h, abi.ResourceReadRequest, tc.args); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.args, got, tc.want)
 		}
 	}
@@ -144,10 +146,10 @@ func TestDispatchPromptGet(t *testing.T) {
 		{`{"name":"greet","arguments":{}}`, `{"content":[{"type":"text","text":"prompt greet needs argument \"who\""}],"isError":true}`},
 		{`{"name":"greet","arguments":{"who":"nobody"}}`, `{"content":[{"type":"text","text":"cannot greet nobody"}],"isError":true}`},
 		{`{"name":"nil"}`, `{"messages":[]}`},
-		{`{"name":"bad"}`, `{"internalError":"encoding the prompt: json: error calling MarshalJSON for type tool.Content: tool: unknown content type \"video\""}`},
+		{`{"name":"bad"}`, `{"internalError":"encoding the prompt: message 0: tool: unknown content type \"video\""}`},
 		{`{"name":"nope","arguments":{}}`, `{"content":[{"type":"text","text":"unknown prompt \"nope\""}],"isError":true}`},
 	} {
-		if got := call(t, h, promptGetRequest, tc.args); got != tc.want {
+		if got := call(t, h, abi.PromptGetRequest, tc.args); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.args, got, tc.want)
 		}
 	}
@@ -190,8 +192,8 @@ func TestDispatchContentResults(t *testing.T) {
 		{"empty", `{"content":[]}`},
 		{"nil", `{"internalError":"the tool returned a nil *tool.Result"}`},
 		{"anyresult", `{"content":[{"type":"audio","mimeType":"audio/wav"}]}`},
-		{"badtype", `{"internalError":"encoding the result: json: error calling MarshalJSON for type tool.Content: tool: unknown content type \"video\""}`},
-		{"nomime", `{"internalError":"encoding the result: json: error calling MarshalJSON for type tool.Content: tool: image content without a mimeType"}`},
+		{"badtype", `{"internalError":"encoding the result: content 0: tool: unknown content type \"video\""}`},
+		{"nomime", `{"internalError":"encoding the result: content 0: tool: image content without a mimeType"}`},
 		{"err", `{"content":[{"type":"text","text":"nope"}],"isError":true}`},
 	} {
 		if got := call(t, h, tc.tool, `{}`); got != tc.want {

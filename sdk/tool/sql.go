@@ -15,31 +15,30 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
-// SQL error kinds of weft_sql_v1 (docs/abi.md), the values of SQLError.Kind.
+// SQL error kinds of weft_sql_v1 (docs/abi.md), the values of SQLError.Kind
+// (the abi package's).
 const (
-	KindDuplicateKey = "duplicate_key"
-	KindNoSuchTable  = "no_such_table"
-	KindNoSuchColumn = "no_such_column"
-	KindSyntax       = "syntax"
-	KindTypeMismatch = "type_mismatch"
-	KindNotNull      = "not_null"
-	KindDenied       = "denied" // a table the manifest does not declare
-	KindOther        = "other"
+	KindDuplicateKey = abi.KindDuplicateKey
+	KindNoSuchTable  = abi.KindNoSuchTable
+	KindNoSuchColumn = abi.KindNoSuchColumn
+	KindSyntax       = abi.KindSyntax
+	KindTypeMismatch = abi.KindTypeMismatch
+	KindNotNull      = abi.KindNotNull
+	KindDenied       = abi.KindDenied // a table the manifest does not declare
+	KindOther        = abi.KindOther
 )
 
 // SQLError is a statement the host refused or that failed (the response's
-// "error"); the statement had no effect. Check for it with errors.As:
+// "error", abi.SQLError); the statement had no effect. Its Error is "sql
+// <kind>: <message>". Check for it with errors.As:
 //
 //	var se *tool.SQLError
 //	if errors.As(err, &se) && se.Kind == tool.KindDuplicateKey { ... }
-type SQLError struct {
-	Kind    string `json:"kind"` // one of the Kind* constants
-	Message string `json:"message"`
-}
-
-func (e *SQLError) Error() string { return "sql " + e.Kind + ": " + e.Message }
+type SQLError = abi.SQLError
 
 // DriverName is the database/sql driver name the package registers.
 const DriverName = "weft"
@@ -171,7 +170,7 @@ func runExec(ctx context.Context, query string, args []driver.NamedValue) (drive
 	if err != nil {
 		return nil, err
 	}
-	return result{resp.RowsAffected, resp.LastInsertID}, nil
+	return result{resp.RowsAffected, int64(resp.LastInsertID)}, nil
 }
 
 func runQuery(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
@@ -203,44 +202,33 @@ func runQuery(ctx context.Context, query string, args []driver.NamedValue) (driv
 	return r, nil
 }
 
-type sqlRequest struct {
-	SQL  string `json:"sql"`
-	Args []any  `json:"args"`
-}
+type sqlResponse = abi.SQLResponse[json.RawMessage]
 
-type typedValue struct {
-	T string `json:"t"`
-	V string `json:"v"`
-}
-
-type sqlResponse struct {
-	Columns      []string            `json:"columns"`
-	Types        []string            `json:"types"`
-	Rows         [][]json.RawMessage `json:"rows"`
-	RowsAffected int64               `json:"rows_affected"`
-	LastInsertID int64               `json:"last_insert_id"`
-	Error        *SQLError           `json:"error"`
-}
-
-// encodeRequest builds the weft_sql_v1 request JSON.
+// encodeRequest builds the weft_sql_v1 request JSON (abi.SQLRequest).
 func encodeRequest(query string, args []driver.NamedValue) ([]byte, error) {
-	req := sqlRequest{SQL: query, Args: make([]any, len(args))}
+	req := abi.SQLRequest{SQL: query, Args: make([]json.RawMessage, len(args))}
 	for i, a := range args {
-		switch v := a.Value.(type) {
+		var v any
+		switch x := a.Value.(type) {
 		case nil, int64, uint64, bool, string:
-			req.Args[i] = v
+			v = x
 		case float64:
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("weft sql: argument %d: %v is not a SQL value", i+1, v)
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("weft sql: argument %d: %v is not a SQL value", i+1, x)
 			}
-			req.Args[i] = v
+			v = x
 		case []byte:
-			req.Args[i] = typedValue{"bytes", base64.StdEncoding.EncodeToString(v)}
+			v = abi.TypedValue{T: abi.TagBytes, V: base64.StdEncoding.EncodeToString(x)}
 		case time.Time:
-			req.Args[i] = typedValue{"time", v.UTC().Format(time.RFC3339Nano)}
+			v = abi.TypedValue{T: abi.TagTime, V: x.UTC().Format(time.RFC3339Nano)}
 		default:
-			return nil, fmt.Errorf("weft sql: argument %d: unsupported type %T", i+1, v)
+			return nil, fmt.Errorf("weft sql: argument %d: unsupported type %T", i+1, x)
 		}
+		b, err := marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("weft sql: argument %d: %v", i+1, err)
+		}
+		req.Args[i] = b
 	}
 	return marshal(req)
 }
@@ -257,27 +245,21 @@ func roundTrip(ctx context.Context, query string, args []driver.NamedValue) (*sq
 	if err != nil {
 		return nil, err
 	}
-	raw := h.SQL(req)
-	var resp sqlResponse
-	err = decodeResponse(raw, &resp)
-	if err != nil {
-		resp = sqlResponse{}
-		err = json.Unmarshal(raw, &resp)
-	}
+	resp, err := abi.DecodeSQLResponse(h.SQL(req))
 	if err != nil {
 		return nil, fmt.Errorf("weft sql: malformed response: %v", err)
 	}
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
-	return &resp, nil
+	return resp, nil
 }
 
 // numberText returns the text of a JSON number, or of a JSON string's content
 // (hosts may quote numbers that do not fit a double).
 func numberText(cell json.RawMessage) (string, error) {
 	if len(cell) > 0 && cell[0] == '"' {
-		return unquoteCell(cell)
+		return abi.CellString(cell)
 	}
 	return string(cell), nil
 }
@@ -289,43 +271,43 @@ func decodeValue(typ string, cell json.RawMessage) (driver.Value, error) {
 		return nil, nil
 	}
 	switch typ {
-	case "null":
+	case abi.TypeNull:
 		return nil, nil
-	case "int":
+	case abi.TypeInt:
 		s, err := numberText(cell)
 		if err != nil {
 			return nil, err
 		}
 		return strconv.ParseInt(s, 10, 64)
-	case "uint":
+	case abi.TypeUint:
 		s, err := numberText(cell)
 		if err != nil {
 			return nil, err
 		}
 		return strconv.ParseUint(s, 10, 64)
-	case "float":
+	case abi.TypeFloat:
 		s, err := numberText(cell)
 		if err != nil {
 			return nil, err
 		}
 		return strconv.ParseFloat(s, 64)
-	case "decimal":
+	case abi.TypeDecimal:
 		return numberText(cell)
-	case "string":
-		return unquoteCell(cell)
-	case "bytes":
-		s, err := unquoteCell(cell)
+	case abi.TypeString:
+		return abi.CellString(cell)
+	case abi.TypeBytes:
+		s, err := abi.CellString(cell)
 		if err != nil {
 			return nil, err
 		}
 		return base64.StdEncoding.DecodeString(s)
-	case "time":
-		s, err := unquoteCell(cell)
+	case abi.TypeTime:
+		s, err := abi.CellString(cell)
 		if err != nil {
 			return nil, err
 		}
 		return parseTime(s)
-	case "json":
+	case abi.TypeJSON:
 		return append([]byte(nil), cell...), nil
 	}
 	// An unknown type (a newer host): the plain JSON value.
@@ -345,18 +327,6 @@ func decodeValue(typ string, cell json.RawMessage) (driver.Value, error) {
 		return v, nil
 	}
 	return append([]byte(nil), cell...), nil
-}
-
-// unquoteCell is json.Unmarshal of a cell into a string.
-func unquoteCell(cell json.RawMessage) (string, error) {
-	if len(cell) >= 2 && cell[0] == '"' && cell[len(cell)-1] == '"' {
-		if s, err := unquote(cell); err == nil {
-			return s, nil
-		}
-	}
-	var s string
-	err := json.Unmarshal(cell, &s)
-	return s, err
 }
 
 func parseTime(s string) (time.Time, error) {

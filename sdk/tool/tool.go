@@ -6,14 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
+
+	"github.com/weft-dev/weft/sdk/abi"
 )
-
-// abiVersion is the manifest "abi" value of ABI v1.
-const abiVersion = "weft/v1"
-
-// exportTool is the reserved tool name of the export hook.
-const exportTool = "weft.export"
 
 // Info describes a module: the manifest's name, version, description and
 // tables. Owns lists the tables the module reads and writes, Reads those it
@@ -96,7 +93,7 @@ func (r *registry) add(t *toolDef) {
 func (r *registry) lookup(name string) handler {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if name == exportTool {
+	if name == abi.ExportTool {
 		return r.export
 	}
 	if t := r.byName[name]; t != nil {
@@ -244,70 +241,14 @@ func checkToolName(name string) error {
 			return fmt.Errorf("tool name %q: only [A-Za-z0-9_.-] allowed", name)
 		}
 	}
-	if len(name) >= 5 && name[:5] == "weft." {
+	if strings.HasPrefix(name, abi.ReservedPrefix) {
 		return fmt.Errorf("tool name %q: the weft. prefix is reserved", name)
 	}
 	return nil
 }
 
-// manifest mirrors core/module.Manifest (docs/abi.md); the SDK must not
-// import the host side.
-type manifest struct {
-	ABI         string            `json:"abi"`
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Description string            `json:"description,omitempty"`
-	Tools       []manifestTool    `json:"tools"`
-	Tables      manifestTables    `json:"tables"`
-	Hosts       map[string]string `json:"hosts"`
-	Export      bool              `json:"export"`
-
-	Resources         []manifestResource `json:"resources,omitempty"`
-	ResourceTemplates []manifestTemplate `json:"resourceTemplates,omitempty"`
-	Prompts           []manifestPrompt   `json:"prompts,omitempty"`
-}
-
-type manifestResource struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MimeType    string `json:"mimeType,omitempty"`
-}
-
-type manifestTemplate struct {
-	URITemplate string `json:"uriTemplate"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MimeType    string `json:"mimeType,omitempty"`
-}
-
-type manifestPrompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-}
-
-type manifestTool struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  *annotations    `json:"annotations,omitempty"`
-}
-
-type annotations struct {
-	ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
-}
-
-type manifestTables struct {
-	Owns  []string `json:"owns"`
-	Reads []string `json:"reads,omitempty"`
-}
-
-// ManifestJSON returns the module's manifest (docs/abi.md, "Manifest"):
+// ManifestJSON returns the module's manifest (docs/abi.md, "Manifest"; the
+// shared type abi.Manifest):
 // abi "weft/v1", the Info given to Module, the registered tools in
 // registration order, "hosts" listing the four v1 host libraries (sql,
 // clock, rand, log), "export" when Export was called, and the registered
@@ -317,11 +258,11 @@ type manifestTables struct {
 func ManifestJSON() []byte {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	m := manifest{
-		ABI:    abiVersion,
-		Tools:  []manifestTool{},
-		Tables: manifestTables{Owns: []string{}},
-		Hosts:  map[string]string{"sql": "v1", "clock": "v1", "rand": "v1", "log": "v1"},
+	m := abi.Manifest{
+		ABI:    abi.Version,
+		Tools:  []abi.Tool{},
+		Tables: abi.Tables{Owns: []string{}},
+		Hosts:  abi.HostVersions(),
 		Export: reg.export != nil,
 	}
 	if info := reg.info; info != nil {
@@ -330,20 +271,20 @@ func ManifestJSON() []byte {
 		m.Tables.Reads = info.Reads
 	}
 	for _, t := range reg.tools {
-		mt := manifestTool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
+		mt := abi.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
 		if t.readOnly {
-			mt.Annotations = &annotations{ReadOnlyHint: true}
+			mt.Annotations = &abi.Annotations{ReadOnlyHint: true}
 		}
 		m.Tools = append(m.Tools, mt)
 	}
 	for _, r := range reg.resources {
-		m.Resources = append(m.Resources, manifestResource(r.info))
+		m.Resources = append(m.Resources, abi.Resource(r.info))
 	}
 	for _, t := range reg.templates {
-		m.ResourceTemplates = append(m.ResourceTemplates, manifestTemplate(t.info))
+		m.ResourceTemplates = append(m.ResourceTemplates, abi.ResourceTemplate(t.info))
 	}
 	for _, p := range reg.prompts {
-		m.Prompts = append(m.Prompts, manifestPrompt{Name: p.info.Name, Title: p.info.Title, Description: p.info.Description, Arguments: p.info.Arguments})
+		m.Prompts = append(m.Prompts, abi.Prompt{Name: p.info.Name, Title: p.info.Title, Description: p.info.Description, Arguments: p.info.Arguments})
 	}
 	b, err := marshal(m)
 	if err != nil {

@@ -166,7 +166,7 @@ func runCase(ctx context.Context, mod *module.Module, store *state.Store, seed *
 		if err != nil && (errors.Is(err, module.ErrInvalidArguments) || errors.Is(err, module.ErrUnknownTool)) {
 			// The caller's mistake, refused before the module ran: a tool
 			// error as far as the reference is concerned.
-			res, err = &module.Result{IsError: true, Content: []module.Content{{Type: "text", Text: err.Error()}}}, nil
+			res, err = module.ErrorResult(err.Error()), nil
 		}
 		if err != nil {
 			ms = append(ms, Mismatch{Case: c.ID, Call: i, Tool: call.Name, What: "infrastructure", Want: classify(call.Error), Got: err.Error()})

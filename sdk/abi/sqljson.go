@@ -1,4 +1,4 @@
-package tool
+package abi
 
 import (
 	"encoding/json"
@@ -6,13 +6,46 @@ import (
 	"unicode/utf8"
 )
 
-// A hand-written decoder for weft_sql_v1 responses. encoding/json's decoder
-// runs its scanner a function call per input byte and decodes every cell
-// through reflection; in wasm each call is expensive (wazero checks for a
-// closed module at every function entry), and responses are the bulk of
-// what a module reads. The decoder below walks the bytes in loops and
-// falls back to encoding/json only for what it does not handle (escaped
-// strings, the error object, unknown keys are skipped).
+// DecodeSQLResponse decodes a weft_sql_v1 response (docs/abi.md) into the
+// shared SQLResponse, each cell the raw JSON text of its value (a slice of
+// raw), with the meaning json.Unmarshal(raw, &resp) gives it; an error is
+// json.Unmarshal's for malformed JSON.
+//
+// It is what a guest should use. encoding/json's decoder runs its scanner a
+// function call per input byte and decodes every cell through reflection;
+// in wasm each call is expensive (wazero checks for a closed module at every
+// function entry), and responses are the bulk of what a module reads. The
+// scanner below walks the bytes in loops and leaves to encoding/json only
+// what it does not handle (the error object, numbers of rows_affected and
+// last_insert_id, and any key other than the six of SQLResponse, which
+// makes it decode the whole response with encoding/json: json.Unmarshal
+// matches keys case-insensitively).
+func DecodeSQLResponse(raw []byte) (*SQLResponse[json.RawMessage], error) {
+	var resp SQLResponse[json.RawMessage]
+	err := decodeResponse(raw, &resp)
+	if err != nil {
+		resp = SQLResponse[json.RawMessage]{}
+		err = json.Unmarshal(raw, &resp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// CellString is the string a response cell holds (json.Unmarshal of the
+// cell into a string), decoded without encoding/json when it has no
+// escapes.
+func CellString(cell json.RawMessage) (string, error) {
+	if len(cell) >= 2 && cell[0] == '"' && cell[len(cell)-1] == '"' {
+		if s, err := unquote(cell); err == nil {
+			return s, nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(cell, &s)
+	return s, err
+}
 
 var errSyntax = errors.New("invalid JSON")
 
@@ -287,7 +320,7 @@ func (s *jscan) strList() ([]string, error) {
 // decodeResponse decodes a weft_sql_v1 response as
 // json.Unmarshal(raw, resp) would for a well-formed one. Cells are the raw
 // extents of their values (slices of raw).
-func decodeResponse(raw []byte, resp *sqlResponse) error {
+func decodeResponse(raw []byte, resp *SQLResponse[json.RawMessage]) error {
 	s := &jscan{b: raw}
 	if err := s.expect('{'); err != nil {
 		return err

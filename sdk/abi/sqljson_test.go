@@ -1,4 +1,4 @@
-package tool
+package abi
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func TestDecodeResponseMatchesEncodingJSON(t *testing.T) {
 		`{"rows":[null,[1]]}`,
 		`{}`,
 	} {
-		var want, got sqlResponse
+		var want, got SQLResponse[json.RawMessage]
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(in, err)
 		}
@@ -24,7 +24,7 @@ func TestDecodeResponseMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%s: %v", in, err)
 		}
 		// compare cells by compacted text
-		norm := func(r *sqlResponse) {
+		norm := func(r *SQLResponse[json.RawMessage]) {
 			for _, row := range r.Rows {
 				for j, c := range row {
 					var v any
@@ -40,13 +40,13 @@ func TestDecodeResponseMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{``, `{`, `{"rows":[[1,]]}`, `{"columns":["a"]`, `{"rows":[[01]]}`, `{"columns":["a"]} x`, `{"rows":[["a` + "\x01" + `"]]}`, `{"rows":[[tru]]}`} {
-		var r sqlResponse
+		var r SQLResponse[json.RawMessage]
 		if err := decodeResponse([]byte(bad), &r); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 	for _, fb := range []string{`{"Columns":["a"]}`, `{"extra":1}`} {
-		var r sqlResponse
+		var r SQLResponse[json.RawMessage]
 		if err := decodeResponse([]byte(fb), &r); err != errFallback {
 			t.Errorf("%q: %v, want fallback", fb, err)
 		}
@@ -57,7 +57,7 @@ func TestUnquoteCell(t *testing.T) {
 	for _, in := range []string{`"abc"`, `"h\u00e9"`, `"ü"`, `"\ud83d\ude00"`, `"a\\b"`, `""`, "\"\xff\""} {
 		var want string
 		werr := json.Unmarshal([]byte(in), &want)
-		got, err := unquoteCell(json.RawMessage(in))
+		got, err := CellString(json.RawMessage(in))
 		if (err != nil) != (werr != nil) || got != want {
 			t.Errorf("%s: got %q %v want %q %v", in, got, err, want, werr)
 		}

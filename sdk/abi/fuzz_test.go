@@ -1,4 +1,4 @@
-package tool
+package abi
 
 import (
 	"encoding/json"
@@ -22,12 +22,12 @@ func FuzzDecodeResponse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var got sqlResponse
+		var got SQLResponse[json.RawMessage]
 		err := decodeResponse(data, &got)
 		if err == errFallback {
 			return
 		}
-		var want sqlResponse
+		var want SQLResponse[json.RawMessage]
 		werr := json.Unmarshal(data, &want)
 		if err != nil {
 			return // stricter than encoding/json is allowed
@@ -35,7 +35,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if werr != nil {
 			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", werr, data)
 		}
-		norm := func(r *sqlResponse) {
+		norm := func(r *SQLResponse[json.RawMessage]) {
 			for _, row := range r.Rows {
 				for j, c := range row {
 					var v any
