@@ -234,7 +234,12 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 		return nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
 	}
 	var inst *instance
-	if m.native == nil {
+	if m.native != nil {
+		// The SDK runs native calls one at a time: queue here, so that the
+		// call's deadline starts when it runs.
+		m.nativeMu.Lock()
+		defer m.nativeMu.Unlock()
+	} else {
 		if inst, err = m.acquire(ctx); err != nil {
 			leave()
 			return nil, false, nil, err

@@ -32,8 +32,9 @@ type Dispatch func(ctx context.Context, h abi.Host, request []byte) []byte
 // too). What wasm adds is absent: a call cannot be stopped while Go code
 // runs (its context is done at the deadline, which the SQL library and a
 // well-behaved tool observe), there is no memory cap, and a panic that
-// escapes dispatch is ErrTrap. Calls are safe for concurrent use (the SDK
-// runs them one at a time). Digest is "native:sha256:<hex of the manifest>".
+// escapes dispatch is ErrTrap. Calls are safe for concurrent use and run one
+// at a time (as the SDK's Dispatch does), each call's deadline starting when
+// it runs. Digest is "native:sha256:<hex of the manifest>".
 func NewNative(manifest []byte, dispatch Dispatch, cfg Config) (*Module, error) {
 	sum := sha256.Sum256(manifest)
 	digest := "native:sha256:" + hex.EncodeToString(sum[:])

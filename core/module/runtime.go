@@ -383,7 +383,8 @@ type Module struct {
 	manifestJSON []byte
 	schemas      map[string]*jsonschema.Schema
 	policy       sqlhost.Policy
-	native       Dispatch // NewNative: the module's Go code, run without wasm
+	native       Dispatch   // NewNative: the module's Go code, run without wasm
+	nativeMu     sync.Mutex // native calls run one at a time
 
 	mu      sync.Mutex
 	free    []*instance

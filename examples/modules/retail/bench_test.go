@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/tool"
 )
 
@@ -41,9 +42,8 @@ func benchNative(b *testing.B, name, args string, fresh bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var resp callResponse
 		raw := tool.Dispatch(ctx, module.NewNativeHost(ctx, s, unit, &man), req)
-		if err := json.Unmarshal(raw, &resp); err != nil || resp.IsError || resp.InternalError != nil {
+		if resp, err := abi.DecodeAnswer(raw); err != nil || resp.IsError || resp.InternalError != nil {
 			b.Fatalf("%s: %s", name, raw)
 		}
 		if err := unit.Commit(); err != nil {
