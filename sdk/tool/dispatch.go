@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -215,13 +218,30 @@ func trimNewline(buf *bytes.Buffer) {
 // marshal is json.Marshal without HTML escaping (abi.Marshal).
 func marshal(v any) ([]byte, error) { return abi.Marshal(v) }
 
-// decodeArgs decodes the call arguments into v strictly. Absent or null
-// arguments are {}.
+// decodeArgs decodes the call arguments into v (a pointer) strictly. Absent
+// or null arguments are {}. A number written with a fraction or an exponent
+// whose value is an integer (1.0, 1e2, -3.000) decodes into an integer
+// field: the host's schema check accepts it for "integer" and passes the
+// arguments on byte for byte (docs/abi.md), so when encoding/json refuses
+// such a number the arguments are decoded again with every integral number
+// written as an integer.
 func decodeArgs(args json.RawMessage, v any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
+	err := decodeStrict(args, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number ") {
+		if norm, changed := integralNumbers(args); changed {
+			reflect.ValueOf(v).Elem().SetZero()
+			err = decodeStrict(norm, v)
+		}
+	}
+	return err
+}
+
+func decodeStrict(args []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -231,6 +251,70 @@ func decodeArgs(args json.RawMessage, v any) error {
 		return errors.New("trailing data after the arguments")
 	}
 	return nil
+}
+
+// integralNumbers rewrites, outside strings, every JSON number with a
+// fraction or an exponent whose value is an integer of at most 64 bits
+// (1.0, 2e3, -4.50e1) as that integer's digits; other numbers stay as
+// written. changed reports whether anything was rewritten. b is valid JSON.
+func integralNumbers(b []byte) (out []byte, changed bool) {
+	out = make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(b))
+			out = append(out, b[i:j]...)
+			i = j
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
+				j++
+			}
+			if n, ok := integral(b[i:j]); ok {
+				out = append(out, n...)
+				changed = true
+			} else {
+				out = append(out, b[i:j]...)
+			}
+			i = j
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out, changed
+}
+
+// integral returns the integer digits of num when it has a fraction or an
+// exponent, its value is an integer and it fits 64 bits (int64 or uint64).
+// Exponents beyond ±400 are left alone (no value of 64 bits needs one).
+func integral(num []byte) ([]byte, bool) {
+	if bytes.IndexAny(num, ".eE") < 0 || len(num) > 800 {
+		return nil, false
+	}
+	if i := bytes.IndexAny(num, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(string(num[i+1:]), "+"))
+		if err != nil || e > 400 || e < -400 {
+			return nil, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(string(num))
+	if !ok || !r.IsInt() {
+		return nil, false
+	}
+	n := r.Num()
+	if !n.IsInt64() && !n.IsUint64() {
+		return nil, false
+	}
+	return []byte(n.String()), true
 }
 
 // encodeResult makes the CallToolResult of a tool's value; outT is the

@@ -140,7 +140,9 @@ func Module(info Info) {
 // schema.
 //
 // A call decodes the arguments into In strictly (unknown fields are an
-// error) and calls fn. The result has one text content: Out itself when it
+// error) and calls fn. An integer field accepts an integral number written
+// with a fraction or an exponent (1.0, 1e2), as the host's schema check
+// does; 1.5 or a value out of the field's range is an invalid argument. The result has one text content: Out itself when it
 // is a string (also when Out is an interface holding a string), otherwise
 // its JSON encoding (no HTML escaping); when that encoding is a JSON object
 // it is also the structuredContent (a nil map is {}). Any error returned by
