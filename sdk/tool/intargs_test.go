@@ -80,7 +80,7 @@ func TestIntegralNumbersForIntegerFields(t *testing.T) {
 func TestIntegralNumbersRewrite(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":1.0,"b":"1.0","c":[2e2,-3.50e1,1.25],"d":"\"5.0\""}`: `{"a":1,"b":"1.0","c":[200,-35,1.25],"d":"\"5.0\""}`,
-		`[0.0, 1E+2, 1e-0, 10e-1, 1e999, 123]`:                        `[0, 100, 1, 1, 1e999, 123]`,
+		`[0.0, 1E+2, 1e-0, 10e-1, 1e999, 123]`:                     `[0, 100, 1, 1, 1e999, 123]`,
 	} {
 		got, changed := integralNumbers([]byte(in))
 		if string(got) != want || !changed {
