@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"reflect"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/weft-dev/weft/sdk/abi"
 )
@@ -349,4 +351,35 @@ func plainString(out any, outT reflect.Type) (string, bool) {
 		return reflect.ValueOf(out).String(), true
 	}
 	return "", false
+}
+
+// Now is the session's virtual clock (weft_clock_v1.now): on GOOS=wasip1 the
+// same instant as time.Now() during a call; natively it reads the Host passed
+// to Dispatch (core/module's NativeHost: the session's clock), where
+// time.Now() would be the machine's. A module that must behave the same
+// natively and in wasm reads time with Now. Outside Dispatch, natively, it
+// is the Unix epoch.
+func Now() time.Time {
+	if h := currentHost(); h != nil {
+		return time.Unix(0, h.Now()).UTC()
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+// Rand is the session's deterministic random stream (weft_rand_v1.fill) as
+// an io.Reader: on GOOS=wasip1 the stream crypto/rand reads during a call;
+// natively the Host's (NativeHost: the same ChaCha8 stream of the session
+// seed and call sequence), where crypto/rand would read the machine's.
+// Outside Dispatch, natively, it reads zero bytes.
+var Rand io.Reader = randReader{}
+
+type randReader struct{}
+
+func (randReader) Read(p []byte) (int, error) {
+	if h := currentHost(); h != nil {
+		h.Rand(p)
+	} else {
+		clear(p)
+	}
+	return len(p), nil
 }
