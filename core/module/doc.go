@@ -18,6 +18,19 @@
 // (weft_rand_v1 and WASI random_get) the ChaCha8 stream of (seed, call
 // sequence), so replaying a session's calls in order reproduces them.
 //
-// SQLExecutor, ClassifySQLError and NewNativeHost wire a state workspace to
-// the hosts/sql library without wasm, for running a module natively.
+// The wire types (Manifest, Content, ResourceContents, PromptMessage, the
+// Result's CallResult) are sdk/abi's, shared with the guest SDK. Each call
+// runs in one environment (hosts.Call, built once per call): the WASI
+// binding and every host library read it; CallOption (WithLog,
+// WithProgress) routes one call's log records and progress elsewhere than
+// the Session's.
+//
+// Testing a module natively: NewNative(tool.ManifestJSON(), tool.Dispatch,
+// cfg) is a *Module over the module's Go code, with the real host
+// libraries on a state workspace, the session's virtual clock and the
+// seeded random stream of each call; Call, ReadResource, GetPrompt and
+// moduletest.Run work on it as on a compiled module (docs/abi.md, "Testing
+// a module natively"). NewNativeHost serves one call to tool.Dispatch by
+// hand; SQLExecutor and ClassifySQLError wire a state workspace to the
+// hosts/sql library.
 package module
