@@ -23,8 +23,13 @@
 // weft_v1_manifest and weft_v1_call and imports the weft_sql_v1,
 // weft_clock_v1, weft_rand_v1 and weft_log_v1 host libraries. On every other
 // GOOS nothing is exported: ManifestJSON and Dispatch (with a Host of the
-// caller's choosing) are the entry points, for tests and native hosts.
+// caller's choosing) are the entry points, for tests and native hosts;
+// core/module.NewNative(tool.ManifestJSON(), tool.Dispatch, cfg) runs a
+// module that way against the real host libraries (docs/abi.md, "Testing a
+// module natively"). Now and Rand read the session's clock and random
+// stream in both builds.
 //
-// The package depends only on the standard library and on nothing of the
-// weft host side.
+// The wire types (manifest, results, content, SQL request and response) are
+// sdk/abi's, shared with the host. The package depends only on the
+// standard library and sdk/abi, and on nothing of the weft host side.
 package tool
