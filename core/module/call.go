@@ -132,7 +132,8 @@ func ErrorResult(text string) *Result {
 //   - a tool error (Result.IsError) rolls it back and is returned as the
 //     result, with a nil error;
 //   - a trap, panic or internalError (ErrTrap), an exceeded deadline
-//     (ErrDeadline, ErrCanceled), memory cap (ErrMemoryLimit) or a malformed
+//     (ErrDeadline, ErrCanceled), memory cap (ErrMemoryLimit; also a call
+//     whose SQL went over its budget, docs/abi.md "SQL limits") or a malformed
 //     response (ErrMalformedOutput) roll it back, discard the instance and
 //     return a *CallError.
 //
@@ -182,6 +183,15 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	}
 	env := newCallEnv(s, unit, m.policy, seq, timeout, opts)
 	out, stopped, finish, err := m.run(ctx, env, tool, req)
+	if lerr := env.sb.Exceeded(); lerr != nil && !stopped {
+		// The call's SQL went over its budget: a typed failure of the
+		// call, whatever the module made of the SQL error.
+		if finish != nil {
+			finish(err == nil)
+		}
+		_ = unit.Rollback()
+		return nil, &CallError{Tool: tool, Kind: ErrMemoryLimit, Message: "SQL budget: " + lerr.Error(), Denied: env.Denied()}
+	}
 	if err != nil {
 		_ = unit.Rollback()
 		return nil, err

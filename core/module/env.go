@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/hosts"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
 )
@@ -24,6 +25,10 @@ type callEnv struct {
 
 	mu     sync.Mutex
 	denied []string // statements the table policy refused
+	// sb is the call's SQL sandbox: the table policy checked by the
+	// engine, the clock (Call.Now, which a guest's sleep advances), the SQL
+	// random stream and the budget (docs/design/015-sql-sandbox.md).
+	sb *state.Sandbox
 }
 
 // CallOption adjusts one call of Module.Call, ReadResource or GetPrompt.
@@ -48,7 +53,8 @@ func WithProgress(fn func(progress, total float64, msg string)) CallOption {
 // unless opts replace them, and timeout as the call's time limit.
 func newCallEnv(s *Session, x StateSQL, policy sqlhost.Policy, seq uint64, timeout time.Duration, opts []CallOption) *callEnv {
 	e := &callEnv{timeout: timeout}
-	h := &sqlhost.Handler{Exec: SQLExecutor(x), Policy: policy, OnDenied: e.deny}
+	e.sb = callSandbox(policy, func() int64 { return e.Call.Now }, s.Seed, seq)
+	h := &sqlhost.Handler{Exec: SandboxedSQL(x, e.sb), Policy: policy, OnDenied: e.deny}
 	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle}
 	for _, o := range opts {
 		o(e)

@@ -54,6 +54,21 @@ func (b *binding) current() *hosts.Call {
 	return b.env
 }
 
+// sleep is the guest's nanosleep (WASI poll_oneoff on a clock): time is
+// virtual, so it returns at once and advances the call's clock (the
+// environment's Now, which the clock library and the SQL sandbox read too)
+// by ns; the session's clock is not moved (docs/abi.md, "Sleeping").
+func (b *binding) sleep(ns int64) {
+	if ns <= 0 {
+		return
+	}
+	b.mu.Lock()
+	if b.env != nil {
+		b.env.Now += ns
+	}
+	b.mu.Unlock()
+}
+
 func (b *binding) nanos() int64 {
 	if env := b.current(); env != nil {
 		return env.Now
@@ -122,6 +137,7 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 			return sec, int32(nsec)
 		}, 1).
 		WithNanotime(b.nanos, 1).
+		WithNanosleep(b.sleep).
 		WithRandSource(b).
 		WithStdout(stdio{b, 1, false}).
 		WithStderr(stdio{b, 2, true})

@@ -28,6 +28,12 @@ var (
 	ErrBadArgument     = errors.New("bad bound argument")
 	ErrBadImport       = errors.New("malformed state JSON")
 	ErrStatementFailed = errors.New("statement failed")
+	// ErrDenied: a Sandbox refused the statement (a table its policy does
+	// not allow, a refused function, a clock or random function with no
+	// virtual clock or stream bound).
+	ErrDenied = errors.New("denied")
+	// ErrResourceLimit: a statement exceeded one of its Sandbox's Limits.
+	ErrResourceLimit = errors.New("SQL resource limit exceeded")
 )
 
 // Error is a failed state operation. Kind is one of the Err* values above;

@@ -25,6 +25,7 @@ const dbName = "weft"
 type session struct {
 	*sql.BaseSession
 	ws *Workspace
+	sb *Sandbox // the statement's Sandbox, or nil
 }
 
 // queryInfo is the per-connection record of the previous statement.
@@ -56,6 +57,7 @@ func (s *session) unbind() {
 		lastInsertUUID: s.GetLastQueryInfoString(sql.LastInsertUuid),
 	}
 	s.ws = nil
+	s.sb = nil
 	s.ClearWarnings()
 }
 
@@ -124,7 +126,13 @@ var (
 
 func (d *database) Name() string { return dbName }
 
+// GetTableInsensitive resolves a table name of a statement. The engine asks
+// here only for names that no CTE or derived table in scope defines, so this
+// is where a Sandbox's table policy is checked for reads.
 func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(name) {
+		return nil, false, sb.Tables.readErr(name)
+	}
 	i, ok := d.ws.cat.index[strings.ToLower(name)]
 	if !ok {
 		return nil, false, nil
@@ -230,21 +238,53 @@ func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if pp, ok := p.(partition); ok {
 		l = pp.lookup
 	}
-	if l == nil || l.Index == nil {
-		return &scanIter{it: td.rows.Ascend()}, nil
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(t.schema.name) {
+		return nil, sb.Tables.readErr(t.schema.name)
 	}
-	return newLookupIter(ctx, td, l)
+	if l == nil || l.Index == nil {
+		return &scanIter{it: td.rows.Ascend(), sb: sandboxOf(ctx)}, nil
+	}
+	it, err := newLookupIter(ctx, td, l)
+	if err != nil {
+		return nil, err
+	}
+	if sb := sandboxOf(ctx); sb != nil {
+		return &countingIter{RowIter: it, sb: sb}, nil
+	}
+	return it, nil
+}
+
+// countingIter charges every row it passes to the statement's Sandbox.
+type countingIter struct {
+	sql.RowIter
+	sb *Sandbox
+}
+
+func (c *countingIter) Next(ctx *sql.Context) (sql.Row, error) {
+	r, err := c.RowIter.Next(ctx)
+	if err == nil {
+		if err = c.sb.chargeRow(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r, err
 }
 
 // scanIter streams rows of one snapshot of a table in primary-key order.
 type scanIter struct {
 	it *ptree.Iter[[]any, sql.Row]
+	sb *Sandbox // charged per row; nil: unbounded
 }
 
-func (s *scanIter) Next(*sql.Context) (sql.Row, error) {
+func (s *scanIter) Next(ctx *sql.Context) (sql.Row, error) {
 	_, r, ok := s.it.Next()
 	if !ok {
 		return nil, io.EOF
+	}
+	if s.sb != nil {
+		if err := s.sb.chargeRow(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return r.Copy(), nil
 }
@@ -384,6 +424,14 @@ type editor struct {
 
 func (e *editor) StatementBegin(*sql.Context) { e.saved = e.t.data() }
 
+// writable checks the Sandbox's table policy for a write of the table.
+func (e *editor) writable(ctx *sql.Context) error {
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanWrite(e.t.schema.name) {
+		return sb.Tables.writeErr(e.t.schema.name)
+	}
+	return nil
+}
+
 func (e *editor) DiscardChanges(ctx *sql.Context, _ error) error {
 	if e.saved != nil {
 		e.t.ws.tables[e.t.slot] = e.saved
@@ -414,6 +462,9 @@ func (e *editor) prepare(ctx *sql.Context, row sql.Row) (sql.Row, error) {
 }
 
 func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
 	r, err := e.prepare(ctx, row)
 	if err != nil {
 		return err
@@ -427,6 +478,9 @@ func (e *editor) Insert(ctx *sql.Context, row sql.Row) error {
 }
 
 func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
 	nt, err := e.t.data().delete(row)
 	if err != nil {
 		return err
@@ -436,6 +490,9 @@ func (e *editor) Delete(ctx *sql.Context, row sql.Row) error {
 }
 
 func (e *editor) Update(ctx *sql.Context, old, nw sql.Row) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
 	r, err := e.prepare(ctx, nw)
 	if err != nil {
 		return err
@@ -449,6 +506,9 @@ func (e *editor) Update(ctx *sql.Context, old, nw sql.Row) error {
 }
 
 func (e *editor) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
+	if err := e.writable(ctx); err != nil {
+		return err
+	}
 	td := *e.t.data()
 	td.autoInc = v
 	e.t.ws.tables[e.t.slot] = &td

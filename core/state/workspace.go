@@ -246,15 +246,26 @@ func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *R
 	if isSessionStatement(query) {
 		return nil, Result{}, errSessionState(firstWord(query))
 	}
+	// (host file access below is ErrDenied in a sandbox, as the refused
+	// functions are.)
 	if hostFileAccess(query) {
-		return nil, Result{}, &Error{Kind: ErrStatementFailed, Err: fmt.Errorf("host file access (LOAD_FILE, INTO OUTFILE/DUMPFILE, LOAD DATA INFILE) is not allowed: a state reads and writes only its tables")}
+		kind := ErrStatementFailed
+		if SandboxFrom(ctx) != nil {
+			kind = ErrDenied
+		}
+		return nil, Result{}, &Error{Kind: kind, Err: fmt.Errorf("host file access (LOAD_FILE, INTO OUTFILE/DUMPFILE, LOAD DATA INFILE) is not allowed: a state reads and writes only its tables")}
 	}
 	bindings, err := toBindings(args)
 	if err != nil {
 		return nil, Result{}, err
 	}
+	sb := SandboxFrom(ctx)
+	if sb != nil && recursiveCTE(query) {
+		return nil, Result{}, denied(fmt.Errorf("WITH RECURSIVE is refused in sandboxed SQL: its iterations run outside the call's row and memory budget"))
+	}
 	sess := w.store.getSession()
 	sess.bind(w)
+	sess.sb = sb
 	defer func() {
 		sess.unbind()
 		w.store.putSession(sess)
@@ -263,11 +274,24 @@ func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *R
 		}
 	}()
 	sctx := sql.NewContext(ctx, sql.WithSession(sess))
+	if sb != nil {
+		// NOW() and its family, and column defaults using them, read the
+		// statement's query time: the session's virtual clock.
+		t := time.Unix(0, 0).UTC()
+		if sb.Now != nil {
+			t = sb.Now().UTC()
+		}
+		sctx.SetQueryTime(t)
+	}
 	schema, iter, _, err := w.store.engine.QueryWithBindings(sctx, query, nil, bindings, nil)
 	if err != nil {
 		return nil, Result{}, err
 	}
 	var out [][]any
+	var size, maxSize int64
+	if sb != nil {
+		maxSize = sb.limit(sb.Limits.MaxResultBytes, DefaultMaxResultBytes)
+	}
 	for {
 		r, err := iter.Next(sctx)
 		if err == io.EOF {
@@ -276,6 +300,15 @@ func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *R
 		if err != nil {
 			_ = iter.Close(sctx)
 			return nil, Result{}, err
+		}
+		if sb != nil {
+			for _, v := range r {
+				size += valueSize(v) + 8
+			}
+			if size > maxSize {
+				_ = iter.Close(sctx)
+				return nil, Result{}, sb.exceed("result bytes of one statement", size, maxSize)
+			}
 		}
 		out = append(out, r)
 	}
@@ -389,6 +422,25 @@ func firstWord(q string) string {
 			return q
 		}
 		return q[:end]
+	}
+}
+
+// recursiveCTE reports a WITH RECURSIVE clause (tokens are scanned, so
+// string literals are fine).
+func recursiveCTE(q string) bool {
+	tkn := sqlparser.NewStringTokenizer(q)
+	prevWith := false
+	for {
+		typ, _ := tkn.Scan()
+		switch typ {
+		case 0, sqlparser.LEX_ERROR:
+			return false
+		case sqlparser.RECURSIVE:
+			if prevWith {
+				return true
+			}
+		}
+		prevWith = typ == sqlparser.WITH
 	}
 }
 

@@ -55,6 +55,9 @@ const (
 	KindNotNull      = abi.KindNotNull
 	KindDenied       = abi.KindDenied
 	KindOther        = abi.KindOther
+	// KindResourceLimit: the statement exceeded the call's SQL budget
+	// (docs/abi.md, "SQL limits"); the call then fails with memory_limit.
+	KindResourceLimit = "resource_limit"
 )
 
 // Handler serves weft_sql_v1 query requests for one executor and policy.
@@ -127,19 +130,33 @@ func (h *Handler) serve(ctx context.Context, raw []byte) *Response {
 	if kind == KindExec {
 		res, err := h.Exec.Exec(ctx, req.SQL, args...)
 		if err != nil {
-			return fail(h.classify(err), err.Error())
+			return h.failed(err)
 		}
 		return &Response{RowsAffected: res.RowsAffected, LastInsertID: res.LastInsertID}
 	}
 	rows, err := h.Exec.Query(ctx, req.SQL, args...)
 	if err != nil {
-		return fail(h.classify(err), err.Error())
+		return h.failed(err)
 	}
 	resp, err := EncodeRows(rows)
 	if err != nil {
 		return fail(KindOther, err.Error())
 	}
 	return resp
+}
+
+// failed answers an executor error: a *DeniedError (the engine's own check
+// of the policy, e.g. a table resolved through scopes the text check does
+// not see) is reported like a refusal of Check.
+func (h *Handler) failed(err error) *Response {
+	var de *DeniedError
+	if errors.As(err, &de) {
+		if h.OnDenied != nil {
+			h.OnDenied(de)
+		}
+		return fail(KindDenied, de.Error())
+	}
+	return fail(h.classify(err), err.Error())
 }
 
 func (h *Handler) classify(err error) string {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,9 +90,28 @@ type checkResult struct {
 	err  error
 }
 
-// key identifies the policy's table sets.
+// key identifies the policy's table sets unambiguously, whatever bytes the
+// names hold: each set is sorted, lower-cased (names compare
+// case-insensitively) and de-duplicated, and every name is written with its
+// length in front, so no two different pairs of sets share a key.
 func (p Policy) key() string {
-	return strings.Join(p.Owns, ",") + "|" + strings.Join(p.Reads, ",")
+	var b strings.Builder
+	for _, names := range [][]string{p.Owns, p.Reads} {
+		l := make([]string, len(names))
+		for i, n := range names {
+			l[i] = strings.ToLower(n)
+		}
+		sort.Strings(l)
+		l = slices.Compact(l)
+		b.WriteString(strconv.Itoa(len(l)))
+		b.WriteByte(':')
+		for _, n := range l {
+			b.WriteString(strconv.Itoa(len(n)))
+			b.WriteByte(':')
+			b.WriteString(n)
+		}
+	}
+	return b.String()
 }
 
 func (p Policy) check(stmt string) (StatementKind, error) {

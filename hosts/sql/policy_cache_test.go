@@ -34,3 +34,30 @@ func TestCheckCacheKeyedByPolicy(t *testing.T) {
 		t.Fatalf("cached syntax: %v", err)
 	}
 }
+
+// TestCheckCacheKeyUnambiguous is issue 15 item 2: the cache key joined
+// table names with "," and "|", so a module owning a table named
+// "notes,secret" got the verdict cached for a module owning notes and
+// secret. Two policies with other table sets never share a verdict.
+func TestCheckCacheKeyUnambiguous(t *testing.T) {
+	cases := []struct {
+		stmt          string
+		allowed, same Policy
+	}{
+		{"SELECT * FROM ck_secret",
+			Policy{Owns: []string{"ck_notes", "ck_secret"}},
+			Policy{Owns: []string{"ck_notes,ck_secret"}}},
+		{"UPDATE ck_t SET v = 1",
+			Policy{Owns: []string{"ck_t"}, Reads: []string{"ck_s|"}},
+			Policy{Owns: []string{"ck_t|ck_s"}}},
+	}
+	for _, c := range cases {
+		if _, err := c.allowed.Check(c.stmt); err != nil {
+			t.Fatalf("%s under %+v: %v", c.stmt, c.allowed, err)
+		}
+		var d *DeniedError
+		if _, err := c.same.Check(c.stmt); !errors.As(err, &d) {
+			t.Errorf("%s under %+v: %v, want denied (a verdict cached for %+v was reused)", c.stmt, c.same, err, c.allowed)
+		}
+	}
+}
