@@ -89,8 +89,13 @@ func classify(err error, stmt string) error {
 		}
 		return se
 	}
-	e := &Error{Kind: ErrStatementFailed, Statement: stmt, Err: err}
 	inner := sql.UnwrapError(err)
+	if errors.As(inner, &se) { // the engine wrapped one of ours
+		c := *se
+		c.Statement = stmt
+		return &c
+	}
+	e := &Error{Kind: ErrStatementFailed, Statement: stmt, Err: err}
 	msg := err.Error()
 	var uk sql.UniqueKeyError
 	switch {

@@ -26,6 +26,20 @@ type session struct {
 	*sql.BaseSession
 	ws *Workspace
 	sb *Sandbox // the statement's Sandbox, or nil
+	// planned is set once the statement's names are resolved: the engine
+	// clears the session's warnings right after building the plan and
+	// before analyzing it (ClearWarnings). Later table lookups are the
+	// engine's own (a DELETE without WHERE looks up every table).
+	planned bool
+}
+
+// ClearWarnings marks the end of planning (see planned). Should the engine
+// stop calling it there, the check in GetTableInsensitive would also refuse
+// the analyzer's own lookups (failing closed), and the randomized scope test
+// would catch it being called earlier.
+func (s *session) ClearWarnings() {
+	s.planned = true
+	s.BaseSession.ClearWarnings()
 }
 
 // queryInfo is the per-connection record of the previous statement.
@@ -58,6 +72,7 @@ func (s *session) unbind() {
 	}
 	s.ws = nil
 	s.sb = nil
+	s.planned = false
 	s.ClearWarnings()
 }
 
@@ -126,12 +141,20 @@ var (
 
 func (d *database) Name() string { return dbName }
 
-// GetTableInsensitive resolves a table name of a statement. The engine asks
-// here only for names that no CTE or derived table in scope defines, so this
-// is where a Sandbox's table policy is checked for reads.
+// GetTableInsensitive resolves a table name. While the statement is being
+// planned, the engine asks here only for the names that no CTE or derived
+// table in scope defines (it resolves names by scope first), so this is
+// where a Sandbox's table policy refuses a statement that names an
+// undeclared table, before anything runs. After planning (session.planned)
+// the engine looks tables up for its own purposes (a DELETE without WHERE
+// asks for every table, for triggers and foreign keys) and nothing is
+// refused here; the policy is checked again wherever a statement touches a
+// table's contents: its rows (PartitionRows), its statistics (RowCount,
+// DataLength: COUNT(*) may be answered from them), its AUTO_INCREMENT
+// counter and its edits.
 func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
-	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(name) {
-		return nil, false, sb.Tables.readErr(name)
+	if s, ok := ctx.Session.(*session); ok && s.sb != nil && !s.planned && !s.sb.Tables.CanRead(name) {
+		return nil, false, s.sb.Tables.readErr(name)
 	}
 	i, ok := d.ws.cat.index[strings.ToLower(name)]
 	if !ok {
@@ -198,11 +221,25 @@ func (t *table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.schema.sch }
 func (t *table) Collation() sql.CollationID             { return t.schema.collation }
 func (t *table) Comment() string                        { return t.schema.comment }
 
+// readable checks the Sandbox's table policy for a read of the table.
+func (t *table) readable(ctx *sql.Context) error {
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(t.schema.name) {
+		return sb.Tables.readErr(t.schema.name)
+	}
+	return nil
+}
+
 func (t *table) DataLength(ctx *sql.Context) (uint64, error) {
+	if err := t.readable(ctx); err != nil {
+		return 0, err
+	}
 	return uint64(t.data().rows.Len()) * uint64(8*len(t.schema.sch.Schema)), nil
 }
 
 func (t *table) RowCount(ctx *sql.Context) (uint64, bool, error) {
+	if err := t.readable(ctx); err != nil {
+		return 0, false, err
+	}
 	return uint64(t.data().rows.Len()), true, nil
 }
 
@@ -238,8 +275,8 @@ func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 	if pp, ok := p.(partition); ok {
 		l = pp.lookup
 	}
-	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(t.schema.name) {
-		return nil, sb.Tables.readErr(t.schema.name)
+	if err := t.readable(ctx); err != nil {
+		return nil, err
 	}
 	if l == nil || l.Index == nil {
 		return &scanIter{it: td.rows.Ascend(), sb: sandboxOf(ctx)}, nil
@@ -361,6 +398,9 @@ func (t *table) RenameIndex(ctx *sql.Context, from, to string) error {
 }
 
 func (t *table) Truncate(ctx *sql.Context) (int, error) {
+	if err := (&editor{t: t}).writable(ctx); err != nil {
+		return 0, err
+	}
 	td := t.data()
 	n := td.rows.Len()
 	nt := newTableData(td.schema)
@@ -370,10 +410,16 @@ func (t *table) Truncate(ctx *sql.Context) (int, error) {
 }
 
 func (t *table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
+	if err := t.readable(ctx); err != nil {
+		return 0, err
+	}
 	return t.data().autoInc, nil
 }
 
 func (t *table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal interface{}) (uint64, error) {
+	if err := (&editor{t: t}).writable(ctx); err != nil {
+		return 0, err
+	}
 	td := t.data()
 	if insertVal != nil {
 		if u, ok := toUint(insertVal); ok && u > 0 {

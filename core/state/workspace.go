@@ -260,12 +260,14 @@ func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *R
 		return nil, Result{}, err
 	}
 	sb := SandboxFrom(ctx)
-	if sb != nil && recursiveCTE(query) {
-		return nil, Result{}, denied(fmt.Errorf("WITH RECURSIVE is refused in sandboxed SQL: its iterations run outside the call's row and memory budget"))
+	if sb != nil {
+		if err := sandboxRefusal(query); err != nil {
+			return nil, Result{}, err
+		}
 	}
 	sess := w.store.getSession()
 	sess.bind(w)
-	sess.sb = sb
+	sess.sb, sess.planned = sb, false
 	defer func() {
 		sess.unbind()
 		w.store.putSession(sess)
@@ -425,19 +427,28 @@ func firstWord(q string) string {
 	}
 }
 
-// recursiveCTE reports a WITH RECURSIVE clause (tokens are scanned, so
-// string literals are fine).
-func recursiveCTE(q string) bool {
+// sandboxRefusal refuses, in sandboxed SQL, WITH RECURSIVE (the engine
+// bounds its iterations but not the rows each adds: a join with a derived
+// table doubles them per iteration, outside the call's row budget) and
+// variables (@@system variables are process-wide and some differ between
+// runs, e.g. @@server_uuid; @user variables cannot be set in a state, so
+// they only ever read NULL). Tokens are scanned, so string literals are
+// fine.
+func sandboxRefusal(q string) error {
 	tkn := sqlparser.NewStringTokenizer(q)
 	prevWith := false
 	for {
-		typ, _ := tkn.Scan()
+		typ, val := tkn.Scan()
 		switch typ {
 		case 0, sqlparser.LEX_ERROR:
-			return false
+			return nil
 		case sqlparser.RECURSIVE:
 			if prevWith {
-				return true
+				return denied(fmt.Errorf("WITH RECURSIVE is refused in sandboxed SQL: the rows its iterations add are outside the call's budget"))
+			}
+		case sqlparser.ID:
+			if len(val) > 0 && val[0] == '@' {
+				return denied(fmt.Errorf("variable %s is refused in sandboxed SQL: system variables are process-wide and user variables hold no state", val))
 			}
 		}
 		prevWith = typ == sqlparser.WITH
