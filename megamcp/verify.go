@@ -3,8 +3,10 @@ package megamcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/weft-dev/weft/core/state"
 )
@@ -87,7 +89,7 @@ func (s *Server) Verify(ctx context.Context, id string, gen uint64, checks []Che
 					return nil, fmt.Errorf("%w: check %q: expect: %v", ErrBadRequest, c.Name, err)
 				}
 			}
-			rows, err := s.store.Fork(v).Query(ctx, c.SQL)
+			rows, err := s.verifySQL(ctx, v, ss.clock.Now(), c.SQL)
 			if err != nil {
 				r.Message = err.Error()
 				break
@@ -159,4 +161,25 @@ func (s *Server) Verify(ctx context.Context, id string, gen uint64, checks []Che
 		out.Checks = append(out.Checks, r)
 	}
 	return out, nil
+}
+
+// VerifySQLTimeout bounds each SQL check of Verify (the admin API's
+// POST /v1/sessions/{id}/verify), whatever the client's own deadline: a
+// check still running then fails with a message naming the timeout.
+var VerifySQLTimeout = 10 * time.Second
+
+// verifySQL runs one SQL check on a fork of v under VerifySQLTimeout and a
+// state.Sandbox without a table policy (the verifier reads every table):
+// the SQL limits of docs/abi.md bound what it makes the host compute, NOW()
+// reads the session's virtual clock (now), and RAND()/UUID() are refused
+// (a check must not depend on chance).
+func (s *Server) verifySQL(ctx context.Context, v *state.Version, now time.Time, q string) (*state.Rows, error) {
+	ctx, cancel := context.WithTimeout(ctx, VerifySQLTimeout)
+	defer cancel()
+	sb := &state.Sandbox{Now: func() time.Time { return now }}
+	rows, err := s.store.Fork(v).Query(state.WithSandbox(ctx, sb), q)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("verify SQL stopped at the server-side timeout of %s: %w", VerifySQLTimeout, err)
+	}
+	return rows, err
 }
