@@ -165,12 +165,16 @@ type replayer struct {
 	gen    uint64
 	anchor *state.Version
 	calls  uint64
+	// mismatches counts replayed calls whose result differs from the one
+	// recorded (a nondeterministic module; see replayMismatch).
+	mismatches uint64
+	session    string
 }
 
 func (s *Server) newReplayer(g *Group, v *state.Version, meta sessionMeta) *replayer {
 	clock := module.NewVirtualClock(time.Unix(0, meta.Clock).UTC())
 	ws := s.store.Fork(v)
-	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v, gen: FirstGeneration,
+	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v, gen: FirstGeneration, session: meta.ID,
 		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock, Timeout: ReplayCallTimeout}}
 }
 
@@ -218,6 +222,10 @@ func (r *replayer) apply(ctx context.Context, rec *Record) error {
 			if res.IsError {
 				return fmt.Errorf("record %d (%s): replay gave a tool error where the original call succeeded: the module is not deterministic", rec.Index, rec.Tool)
 			}
+			if why := resultMismatch(rec.Result, res); why != "" {
+				r.mismatches++
+				r.srv.replayMismatch(r.session, rec, why)
+			}
 		}
 		r.ms.SetSeq(max(r.ms.Seq(), next))
 	default:
@@ -226,12 +234,48 @@ func (r *replayer) apply(ctx context.Context, rec *Record) error {
 	return nil
 }
 
+// resultMismatch says how a replayed call's result differs from the one the
+// ledger recorded ("" when equal as JSON).
+func resultMismatch(recorded, replayed *module.Result) string {
+	a, _ := json.Marshal(recorded)
+	b, _ := json.Marshal(replayed)
+	if bytes.Equal(a, b) {
+		return ""
+	}
+	return fmt.Sprintf("recorded result %s, replayed %s", excerptJSON(a), excerptJSON(b))
+}
+
+func excerptJSON(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
+
+// replayMismatch reports a replayed call whose result differs from the
+// acknowledged one: never silently (issue 15): an error log line, the
+// weft_replay_mismatches_total metric, and the session's
+// SessionInfo.ReplayMismatches (for recovery; see recover).
+func (s *Server) replayMismatch(session string, rec *Record, why string) {
+	s.log.Error("replay mismatch: the module is not deterministic; the recovered state may differ from the acknowledged one",
+		"session", session, "record", rec.Index, "module", rec.Module, "tool", rec.Tool, "seq", rec.Seq, "diff", why)
+	if s.met != nil {
+		s.met.replayMismatches.Inc()
+	}
+}
+
 // ReplayResult compares a replay of a session's ledger with the session.
 type ReplayResult struct {
 	Records    uint64 `json:"records"`     // ledger records replayed
 	ReplayHash string `json:"replay_hash"` // state after replaying them from the initial version
 	Hash       string `json:"hash"`        // the session's state after the same records
-	Equal      bool   `json:"equal"`
+	// Equal: the replayed state equals the session's and every replayed
+	// call gave its acknowledged result.
+	Equal bool `json:"equal"`
+	// MismatchedCalls counts replayed calls whose result differed from the
+	// acknowledged one (each also logged and counted in
+	// weft_replay_mismatches_total).
+	MismatchedCalls uint64 `json:"mismatched_calls"`
 }
 
 // Replay re-runs the session's ledger from its initial version on a scratch
@@ -268,7 +312,7 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 		}
 	}
 	rh := r.ws.Hash().String()
-	return &ReplayResult{Records: n, ReplayHash: rh, Hash: live, Equal: rh == live}, nil
+	return &ReplayResult{Records: n, ReplayHash: rh, Hash: live, Equal: rh == live && r.mismatches == 0, MismatchedCalls: r.mismatches}, nil
 }
 
 // recover rebuilds every session found in the data directory.
@@ -385,7 +429,7 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
 	}
 	ss := &Session{id: meta.ID, srv: s, group: g, base: meta.Version, created: meta.Created, meta: meta,
 		ws: r.ws, ms: r.ms, clock: r.clock, gen: r.gen, anchor: r.anchor, wal: w,
-		nrec: uint64(len(recs)), calls: r.calls, ck: ck, ephemeral: meta.Ephemeral}
+		nrec: uint64(len(recs)), calls: r.calls, ck: ck, ephemeral: meta.Ephemeral, replayMismatches: r.mismatches}
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()

@@ -33,6 +33,7 @@ type Metrics struct {
 	checkpoints       prometheus.Counter
 	checkpointSeconds prometheus.Histogram
 	checkpointLag     prometheus.Gauge
+	replayMismatches  prometheus.Counter
 }
 
 // NewMetrics returns the metrics on a fresh registry (serve it with
@@ -52,9 +53,10 @@ func NewMetrics() *Metrics {
 		checkpoints:       prometheus.NewCounter(prometheus.CounterOpts{Name: "weft_checkpoints_total", Help: "Session checkpoints written."}),
 		checkpointSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weft_checkpoint_seconds", Help: "Time to compute and write one checkpoint, seconds.", Buckets: buckets}),
 		checkpointLag:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "weft_checkpoint_lag_records", Help: "Ledger records not yet covered by a checkpoint, over all sessions."}),
+		replayMismatches:  prometheus.NewCounter(prometheus.CounterOpts{Name: "weft_replay_mismatches_total", Help: "Replayed calls (recovery, /replay) whose result differed from the acknowledged one."}),
 	}
 	r.MustRegister(m.sessions, m.sessionsCreated, m.createSeconds, m.calls, m.callSeconds, m.errors,
-		m.fenced, m.checkpoints, m.checkpointSeconds, m.checkpointLag,
+		m.fenced, m.checkpoints, m.checkpointSeconds, m.checkpointLag, m.replayMismatches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

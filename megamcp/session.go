@@ -45,6 +45,9 @@ type Session struct {
 	// ephemeral sessions (made by an MCP client on /mcp) are deleted when
 	// their MCP session ends.
 	ephemeral bool
+	// replayMismatches: calls whose replay at recovery gave another result
+	// than the acknowledged one (see Server.replayMismatch).
+	replayMismatches uint64
 }
 
 // sessionMeta is sessions/<id>/meta.json: what recovery needs to rebuild a
@@ -92,6 +95,10 @@ type SessionInfo struct {
 	Tools      []string  `json:"tools"`  // exposed tool names
 	Created    time.Time `json:"created"`
 	Checkpoint uint64    `json:"checkpoint"` // ledger records covered by the last checkpoint
+	// ReplayMismatches counts the calls whose replay when the session was
+	// recovered gave another result than the one acknowledged (a
+	// nondeterministic module): the state may differ from what clients saw.
+	ReplayMismatches uint64 `json:"replay_mismatches,omitempty"`
 }
 
 // Create makes a session: the group of opts.Modules over a workspace forked
@@ -210,7 +217,7 @@ func (ss *Session) infoLocked() *SessionInfo {
 		ID: ss.id, Modules: ss.meta.Modules, Digests: ss.meta.Digests, Version: ss.base,
 		Generation: ss.gen, Seed: ss.meta.Seed, Clock: ss.clock.Now(), Calls: ss.calls,
 		Ledger: ss.nrec, Hash: ss.ws.Hash().String(), Tools: tools, Created: ss.created,
-		Checkpoint: ss.ck.Index,
+		Checkpoint: ss.ck.Index, ReplayMismatches: ss.replayMismatches,
 	}
 }
 
