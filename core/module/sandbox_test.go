@@ -288,3 +288,22 @@ func TestGuestSleepAdvancesTheCallClock(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestTableNameCharset is issue 15 item 2's second half: a
+// manifest table name is a plain identifier, so no separator, quote or
+// space can hide in one ("notes,secret" was one name to the policy's cache
+// key and two to a reader).
+func TestManifestTableNameCharset(t *testing.T) {
+	for _, name := range []string{"notes,secret", "a|b", "`x`", "with space", "1abc", "a.b", "x\x00", strings.Repeat("t", 65)} {
+		m := &Manifest{ABI: ABIVersion, Name: "m", Tables: Tables{Owns: []string{name}}}
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "plain SQL identifiers") {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+	for _, name := range []string{"notes", "Order_Items", "_t", "t$2", strings.Repeat("t", 64)} {
+		m := &Manifest{ABI: ABIVersion, Name: "m", Tables: Tables{Owns: []string{name}}}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -22,9 +23,14 @@ var SupportedHosts = map[string][]string{
 	"log":   {"v1"},
 }
 
+// tableNameRE is the charset of manifest table names: MySQL's unquoted
+// identifiers (docs/design/015-sql-sandbox.md: no separator or quote can
+// then hide in a name).
+var tableNameRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]{0,63}$`)
+
 // Validate checks a manifest: ABI version, supported host libraries,
 // non-empty unique tool names (none reserved), compilable input schemas,
-// non-empty unique table names, and the resources, resource templates and
+// unique table names of the identifier charset (tableNameRE), and the resources, resource templates and
 // prompts (see validateMCP).
 func (m *Manifest) Validate() error {
 	_, err := m.compileSchemas()
@@ -56,6 +62,9 @@ func (m *Manifest) compileSchemas() (map[string]*jsonschema.Schema, error) {
 		for _, t := range list {
 			if strings.TrimSpace(t) == "" {
 				return nil, errors.New("empty table name in manifest tables")
+			}
+			if !tableNameRE.MatchString(t) {
+				return nil, fmt.Errorf("table name %q in manifest tables: names are plain SQL identifiers (letters, digits, _ and $, not starting with a digit, at most 64)", t)
 			}
 			k := strings.ToLower(t)
 			if seen[k] {
