@@ -30,6 +30,15 @@
 // Every table needs a primary key. The schema is fixed when the state is
 // loaded: DDL runs only in Load.
 //
+// A Sandbox bound to a statement's context (WithSandbox) is what a tool
+// call's SQL may do: its table policy is checked by the engine where it
+// resolves names (so CTEs and derived tables are scoped as the engine
+// scopes them) and at every access to a table's contents; NOW() and its
+// family, RAND(), UUID() and column defaults read its virtual clock and
+// seeded stream; its Limits bound what the host computes. Functions with
+// process-wide state (named locks, SLEEP, LOAD_FILE, ...: RefusedFunctions)
+// are refused in every statement. See docs/design/015-sql-sandbox.md.
+//
 // Errors are *Error values whose Kind (ErrSyntax, ErrNoSuchTable,
 // ErrNoSuchColumn, ErrDuplicateKey, ErrNotNull, ErrTypeMismatch, ...) is
 // tested with errors.Is.
