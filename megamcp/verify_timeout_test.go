@@ -38,6 +38,7 @@ func TestVerifySQLServerSideTimeout(t *testing.T) {
 			{Name: "join", SQL: "SELECT COUNT(*) FROM items a, items b, items c, items d, items e, items f, items g, items h"},
 			{Name: "huge", SQL: "SELECT LENGTH(REPEAT('x', 1000000000))"},
 			{Name: "count", SQL: "SELECT COUNT(*) FROM items"},
+			{Name: "chance", SQL: "SELECT RAND()"},
 		})
 		if err != nil {
 			t.Error(err)
@@ -53,7 +54,7 @@ func TestVerifySQLServerSideTimeout(t *testing.T) {
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("verify took %s", el)
 	}
-	if vr == nil || len(vr.Checks) != 3 || vr.Passed {
+	if vr == nil || len(vr.Checks) != 4 || vr.Passed {
 		t.Fatalf("verify = %+v", vr)
 	}
 	if c := vr.Checks[0]; c.Passed || !strings.Contains(c.Message, "server-side timeout") {
@@ -64,6 +65,9 @@ func TestVerifySQLServerSideTimeout(t *testing.T) {
 	}
 	if c := vr.Checks[2]; string(c.Got) != "[[12]]" {
 		t.Errorf("count check: %+v", c)
+	}
+	if c := vr.Checks[3]; c.Passed || !strings.Contains(c.Message, "random stream") {
+		t.Errorf("RAND() check: %+v", c)
 	}
 	if mustInfo(t, s, a.ID).Hash != h {
 		t.Fatal("verify changed the session")
