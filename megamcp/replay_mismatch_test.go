@@ -55,7 +55,8 @@ func TestRecoveryReplayMismatchIsReported(t *testing.T) {
 	altered := 0
 	for i := range recs {
 		if recs[i].committed() && altered == 0 && i > 0 {
-			recs[i].Result = &module.Result{Content: []module.Content{{Type: "text", Text: "what the first run said"}}}
+			recs[i].Result = module.ErrorResult("what the first run said")
+			recs[i].Result.IsError = false
 			altered++
 		}
 		if err := w.append(&recs[i]); err != nil {
