@@ -20,6 +20,71 @@ type Tau2Options struct {
 	// Source names the task set; Task.Source is Source + ":" + the tau2 id
 	// ("tau2-retail:12"), or just the id when Source is "".
 	Source string
+	// Replay, when set, runs the task's gold actions (calls, in gold
+	// order) from its initial state in the benchmark's tool code (e.g. the
+	// module on a fresh session) and returns one outcome per call. tau2
+	// ignores a gold action its own tool code refuses; FromTau2 does the
+	// same with the outcomes (see FromTau2). An error aborts the
+	// conversion: the replay could not run, which is not a failed action.
+	// nil = every gold action counts as succeeding.
+	Replay func(t *Tau2Task, calls []Call) ([]ActionOutcome, error)
+}
+
+// ActionOutcome is what one gold action did in a replay of the gold
+// actions from the task's initial state.
+type ActionOutcome struct {
+	// Failed: the tool refused the call (an error result, e.g. "Order not
+	// found"); the call changed nothing.
+	Failed bool
+	// Reason is the tool's error text when Failed.
+	Reason string
+}
+
+// MetaFailedActions is the Task.Meta key under which FromTau2 records the
+// gold actions that failed in the replay ([]FailedAction; FailedActions
+// reads it back).
+const MetaFailedActions = "tau2_failed_actions"
+
+// FailedAction is a gold action that failed in the benchmark's own tool
+// code, as FromTau2 records it in Task.Meta[MetaFailedActions].
+type FailedAction struct {
+	// Action is the 0-based index of the action in the tau2 task's gold
+	// actions (action_id "<task>_<Action>").
+	// (Fields in JSON key order, so that a task file read back saves to
+	// the same bytes.)
+	Action int `json:"action"`
+	// DroppedAtomic: the action changes state (ReadOnly false), so it
+	// would have started an atomic task; that atomic task was dropped
+	// (an agent could not do it, and it would have scored 1 for free). A
+	// failed read drops nothing: it stays one of its atomic task's
+	// reference calls.
+	DroppedAtomic bool `json:"dropped_atomic"`
+	// Error is the tool's error text.
+	Error string `json:"error"`
+	Tool  string `json:"tool"`
+}
+
+// FailedActions returns the failed gold actions recorded in t.Meta (nil
+// when there are none), whether Meta holds the []FailedAction FromTau2 put
+// there or its JSON form read back from a task file. Errors: the entry is
+// not a list of FailedAction objects.
+func FailedActions(t *Task) ([]FailedAction, error) {
+	v, ok := t.Meta[MetaFailedActions]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	if fa, ok := v.([]FailedAction); ok {
+		return fa, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: meta %s: %w", t.ID, MetaFailedActions, err)
+	}
+	var out []FailedAction
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("task %s: meta %s is not a list of failed actions: %w", t.ID, MetaFailedActions, err)
+	}
+	return out, nil
 }
 
 // RetailReadOnly reports whether a tau2 retail tool is read-only (the tools
@@ -47,6 +112,17 @@ func RetailReadOnly(tool string) bool {
 // A task whose actions are all reads gets one atomic task holding them, its
 // request and bindings from the last call and its check a required_call of
 // it; a task without actions gets no atomic task.
+//
+// Failed gold actions (opts.Replay set): as tau2 ignores a gold action its
+// tool code refuses, a state-changing action that failed starts no atomic
+// task (its checkpoint would score 1 for any agent, and no agent could do
+// it); its call stays in the reference solution, among the calls of the
+// next atomic task (or the last one's trailing calls), so the reference
+// replay is still tau2's gold sequence. When no state-changing action
+// succeeded, the task is treated as all reads, and the required_call is of
+// the last call that did not fail (no atomic task when every call failed).
+// Every failed action is recorded in Meta[MetaFailedActions]
+// ([]FailedAction, in gold order).
 //
 // Overall: Checks = [state_equal] + one communicate check per
 // communicate_info string; Rubric = one item per nl_assertion ("nl1", ...);
@@ -106,6 +182,31 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 		}
 		changes[i] = !opts.ReadOnly(a.Name)
 	}
+	failed := make([]bool, len(calls))
+	if opts.Replay != nil && len(calls) > 0 {
+		outs, err := opts.Replay(t, calls)
+		if err != nil {
+			return nil, &Error{Task: t.ID, Field: "evaluation_criteria.actions", Err: fmt.Errorf("replaying the gold actions: %w", err)}
+		}
+		if len(outs) != len(calls) {
+			return nil, &Error{Task: t.ID, Field: "evaluation_criteria.actions", Err: fmt.Errorf("the replay returned %d outcomes for %d gold actions", len(outs), len(calls))}
+		}
+		var rec []FailedAction
+		for i, o := range outs {
+			if !o.Failed {
+				continue
+			}
+			failed[i] = true
+			rec = append(rec, FailedAction{Action: i, Tool: calls[i].Tool, Error: o.Reason, DroppedAtomic: changes[i]})
+			changes[i] = false
+		}
+		if rec != nil {
+			if out.Meta == nil {
+				out.Meta = map[string]any{}
+			}
+			out.Meta[MetaFailedActions] = rec
+		}
+	}
 
 	start := 0
 	for i := range calls {
@@ -130,8 +231,17 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 	case len(out.Atomic) > 0:
 		last := &out.Atomic[len(out.Atomic)-1]
 		last.Reference = append(last.Reference, calls[start:]...)
-	case len(calls) > 0:
-		c := calls[len(calls)-1]
+	default:
+		last := -1
+		for i := range calls {
+			if !failed[i] {
+				last = i
+			}
+		}
+		if last < 0 {
+			break
+		}
+		c := calls[last]
 		out.Atomic = append(out.Atomic, Atomic{
 			ID:        "a1",
 			Request:   RenderRequest(c),
