@@ -159,7 +159,7 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 		out.Rubric = append(out.Rubric, RubricItem{ID: fmt.Sprintf("nl%d", i+1), Criterion: a})
 	}
 	if t.RewardBasis != nil {
-		out.Meta = map[string]any{"tau2_reward_basis": append([]string{}, t.RewardBasis...)}
+		out.Meta = map[string]any{MetaRewardBasis: append([]string{}, t.RewardBasis...)}
 	}
 
 	calls := make([]Call, len(t.Actions))
@@ -458,4 +458,105 @@ func genericRequest(tool string, m map[string]json.RawMessage) string {
 		parts[i] = k + ": " + valueText(m[k])
 	}
 	return fmt.Sprintf("Please run %s with %s.", tool, strings.Join(parts, ", "))
+}
+
+// Verifier bases: which checks the overall checkpoint of a converted tau2
+// task holds.
+const (
+	// BasisWeft is weft's default, stricter than tau2 on its own retail
+	// tasks: state_equal plus one communicate check per communicate_info
+	// string, whatever the task's reward_basis (FromTau2's output).
+	BasisWeft = "weft"
+	// BasisTau2 follows the task's own reward_basis (ApplyTau2Basis).
+	BasisTau2 = "tau2"
+)
+
+// MetaRewardBasis is the Task.Meta key holding tau2's reward_basis
+// ([]string), set by FromTau2.
+const MetaRewardBasis = "tau2_reward_basis"
+
+// RewardBasis returns the tau2 reward_basis recorded in t.Meta, nil when
+// the task has none (not converted from tau2, or tau2 gave none).
+func RewardBasis(t *Task) []string {
+	switch v := t.Meta[MetaRewardBasis].(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// ApplyTau2Basis rewrites the overall checks of a task converted by
+// FromTau2 to score as tau2 does, by the task's reward_basis:
+//
+//   - DB: state_equal (tau2's database check);
+//   - COMMUNICATE: one communicate check per communicate_info string (the
+//     ones FromTau2 made);
+//   - ACTION: one required_call per reference call that did not fail (tau2's
+//     action check: each gold call is made, compared on compare_args);
+//   - NL_ASSERTION: no executable check: the nl_assertions are the task's
+//     rubric items ("nl1", ...), scored by the verifier's judge beside R
+//     (rubric_score); without a judge they are not scored.
+//
+// Atomic tasks are kept (their checkpoints are weft's per-step credit; a
+// final state equal to the reference satisfies them). Meta["verifier_basis"]
+// is set to "tau2". A task without a reward_basis (a weft task file) is left
+// as it is, and so is the basis of a task already rewritten. Errors: a basis
+// name tau2 defines that weft cannot score ("ENV_ASSERTION", or an unknown
+// one), naming the task; t is then unchanged.
+func ApplyTau2Basis(t *Task) error {
+	basis := RewardBasis(t)
+	if basis == nil || t.Meta["verifier_basis"] == BasisTau2 {
+		return nil
+	}
+	var checks []Check
+	var communicate []Check
+	for _, c := range t.Checks {
+		if c.Kind == CheckCommunicate {
+			communicate = append(communicate, c)
+		}
+	}
+	for _, b := range basis {
+		switch b {
+		case "DB":
+			checks = append(checks, Check{Kind: CheckStateEqual, Note: "final state equals the reference replay's (tau2 DB)"})
+		case "COMMUNICATE":
+			checks = append(checks, communicate...)
+		case "ACTION":
+			failed := map[int]bool{}
+			fa, err := FailedActions(t)
+			if err != nil {
+				return err
+			}
+			for _, f := range fa {
+				failed[f.Action] = true
+			}
+			i := 0
+			for _, a := range t.Atomic {
+				for _, c := range a.Reference {
+					if !failed[i] {
+						checks = append(checks, Check{Kind: CheckRequiredCall, Tool: c.Tool, Arguments: c.Arguments, Compare: c.Compare, Note: "gold action (tau2 ACTION)"})
+					}
+					i++
+				}
+			}
+		case "NL_ASSERTION":
+			// Rubric items, scored by the judge beside R.
+		default:
+			return &Error{Task: t.ID, Field: "meta." + MetaRewardBasis, Err: fmt.Errorf("reward basis %q cannot be scored by weft (use verifier basis %q)", b, BasisWeft)}
+		}
+	}
+	if checks == nil {
+		checks = []Check{}
+	}
+	t.Checks = checks
+	t.Meta["verifier_basis"] = BasisTau2
+	return nil
 }

@@ -521,3 +521,65 @@ func TestFromTau2ReplayErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyTau2Basis: on the retail tasks tau2's basis is DB (+
+// NL_ASSERTION): the overall checks become state_equal alone, dropping the
+// 36 tasks' communicate checks weft's basis adds; the nl_assertions stay
+// rubric items. COMMUNICATE and ACTION map to their checks; a basis weft
+// cannot score is an error and leaves the task unchanged.
+func TestApplyTau2Basis(t *testing.T) {
+	_, conv := convertRetail(t)
+	withComm, rubric := 0, 0
+	for _, ct := range conv {
+		if len(ct.Checks) > 1 {
+			withComm++
+		}
+		nRubric := len(ct.Rubric)
+		if err := ApplyTau2Basis(ct); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]Check{{Kind: CheckStateEqual, Note: "final state equals the reference replay's (tau2 DB)"}}, ct.Checks); d != "" {
+			t.Fatalf("task %s: checks (-want +got):\n%s", ct.ID, d)
+		}
+		if len(ct.Rubric) != nRubric || ct.Meta["verifier_basis"] != BasisTau2 {
+			t.Errorf("task %s: rubric %d -> %d, meta %v", ct.ID, nRubric, len(ct.Rubric), ct.Meta)
+		}
+		rubric += nRubric
+		if err := ct.Validate(); err != nil {
+			t.Errorf("task %s: %v", ct.ID, err)
+		}
+	}
+	if withComm != 36 || rubric == 0 {
+		t.Errorf("%d tasks had communicate checks (want 36), %d rubric items", withComm, rubric)
+	}
+
+	mk := func(basis ...any) *Task {
+		return &Task{ID: "x", Brief: "b", Modules: []string{"m"},
+			Atomic: []Atomic{{ID: "a1", Reference: []Call{{Tool: "get", Arguments: json.RawMessage(`{"id":"1"}`)},
+				{Tool: "set", Arguments: json.RawMessage(`{"id":"1"}`), Compare: []string{"id"}}}, Checks: []Check{{Kind: CheckChangedRows}}}},
+			Checks: []Check{{Kind: CheckStateEqual}, {Kind: CheckCommunicate, Text: "42"}},
+			Meta:   map[string]any{MetaRewardBasis: basis, MetaFailedActions: []any{map[string]any{"action": 0.0, "tool": "get", "error": "no", "dropped_atomic": false}}}}
+	}
+	tk := mk("COMMUNICATE", "ACTION")
+	if err := ApplyTau2Basis(tk); err != nil {
+		t.Fatal(err)
+	}
+	want := []Check{{Kind: CheckCommunicate, Text: "42"},
+		{Kind: CheckRequiredCall, Tool: "set", Arguments: json.RawMessage(`{"id":"1"}`), Compare: []string{"id"}, Note: "gold action (tau2 ACTION)"}}
+	if d := cmp.Diff(want, tk.Checks); d != "" {
+		t.Errorf("COMMUNICATE+ACTION checks (-want +got):\n%s", d)
+	}
+	bad := mk("DB", "ENV_ASSERTION")
+	before, _ := json.Marshal(bad)
+	err := ApplyTau2Basis(bad)
+	if err == nil || err.Error() != `task "x": meta.tau2_reward_basis: reward basis "ENV_ASSERTION" cannot be scored by weft (use verifier basis "weft")` {
+		t.Errorf("ENV_ASSERTION: %v", err)
+	}
+	if after, _ := json.Marshal(bad); !bytes.Equal(before, after) {
+		t.Error("a refused basis changed the task")
+	}
+	plain := &Task{ID: "w", Checks: []Check{{Kind: CheckUnchanged}}}
+	if err := ApplyTau2Basis(plain); err != nil || len(plain.Checks) != 1 || plain.Meta != nil {
+		t.Errorf("weft task: %v %+v", err, plain)
+	}
+}

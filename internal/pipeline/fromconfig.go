@@ -198,6 +198,14 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 			spec.GRPO.Filter = &fc
 		}
 	}
+	if cfg.Verifier.Basis == task.BasisTau2 {
+		for _, t := range spec.Tasks {
+			if err := task.ApplyTau2Basis(t); err != nil {
+				return fail(fmt.Errorf("verifier: basis %q: %w", task.BasisTau2, err))
+			}
+		}
+	}
+	spec.Settings = settingsOf(cfg, spec.Tasks)
 	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
 }
 
