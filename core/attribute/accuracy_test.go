@@ -24,10 +24,19 @@ func plantedCase(t *testing.T, rng *rand.Rand, v0 *state.Version, c Class) (Inpu
 	f := rng.IntN(n)
 	tk := &task.Task{ID: fmt.Sprintf("t%d", rng.IntN(1000)), Modules: []string{"retail"}, Checks: []task.Check{{Kind: task.CheckStateEqual}}}
 	ids := rng.Perm(10)
+	// A task fault is one of two kinds: the agent makes the reference's
+	// failing call and it fails the same way (the atomic checkpoint fails),
+	// or the reference's action names an order that does not exist while
+	// the agent cancels the intended one (the overall state differs from
+	// the reference in that order only).
+	wrongRef := c == ClassTask && rng.IntN(2) == 0
 	ref := []*state.Version{v0}
 	for i := range n {
 		id := fmt.Sprintf("#W%d", ids[i])
 		tk.Atomic = append(tk.Atomic, cancelAtomic(fmt.Sprintf("a%d", i+1), id))
+		if wrongRef && i == f {
+			tk.Atomic[i].Reference[1].Arguments = args("#W99")
+		}
 		if c == ClassTask && i == f {
 			ref = append(ref, ref[i]) // the reference action fails: no change
 		} else {
@@ -81,7 +90,11 @@ func plantedCase(t *testing.T, rng *rand.Rand, v0 *state.Version, c Class) (Inpu
 				}
 			case ClassTask:
 				rep.Calls[2*i+1].IsError, rep.Calls[2*i+1].Output, rep.Calls[2*i+1].RowsChanged = true, "order is not cancellable", 0
-				act.IsError, act.Output, act.RowsChanged, desc = true, "order is not cancellable", 0, "reference error"
+				if wrongRef {
+					rep.Calls[2*i+1].Output, desc = "order #W99 not found", "reference names a wrong order"
+				} else {
+					act.IsError, act.Output, act.RowsChanged, desc = true, "order is not cancellable", 0, "reference error"
+				}
 			case ClassVerifier:
 				desc = "buggy check"
 			}
@@ -99,7 +112,7 @@ func plantedCase(t *testing.T, rng *rand.Rand, v0 *state.Version, c Class) (Inpu
 	want := map[string]Class{}
 	for i, a := range tk.Atomic {
 		cp := verify.Checkpoint{Name: a.ID, Score: 1, Checks: []verify.CheckResult{{Kind: task.CheckChangedRows, Passed: true}}}
-		if i == f {
+		if i == f && !wrongRef { // a failed reference step changes no rows: its changed_rows passes
 			id := string(a.Reference[1].Arguments[len(`{"order_id":"`) : len(a.Reference[1].Arguments)-2])
 			cr := verify.CheckResult{Kind: task.CheckChangedRows, Evidence: "not changed"}
 			if c == ClassVerifier && rng.IntN(2) == 0 {
@@ -113,7 +126,9 @@ func plantedCase(t *testing.T, rng *rand.Rand, v0 *state.Version, c Class) (Inpu
 		res.Checkpoints = append(res.Checkpoints, cp)
 	}
 	overall := verify.Checkpoint{Name: verify.Overall, Score: 1, Checks: []verify.CheckResult{{Kind: task.CheckStateEqual, Passed: true}}}
-	if c != ClassVerifier { // a buggy atomic check leaves the overall check right
+	// A buggy atomic check leaves the overall check right, and so does an
+	// agent whose call fails as the reference's did (both states lack it).
+	if c != ClassVerifier && (c != ClassTask || wrongRef) {
 		overall.Score, overall.Checks = 0, []verify.CheckResult{{Kind: task.CheckStateEqual, Evidence: "hash differs"}}
 		want[verify.Overall] = c
 	}

@@ -90,7 +90,9 @@ type Input struct {
 	// errors.ErrUnsupported mean "not available"; any other error of it
 	// fails Attribute.
 	Evidence verify.Evidence
-	// Messages are the agent's messages to the user, in order.
+	// Messages are the text of the agent's assistant messages, those that
+	// also carry tool calls included (what the communicate check reads), in
+	// order.
 	Messages []string
 	// Modules maps a tool name to the module serving it, for Revise
 	// (optional; without it a task with one module names that module,

@@ -65,6 +65,19 @@ func TestAttributeRules(t *testing.T) {
 		c.ErrorKind, c.Output = kind, "wasm trap: unreachable"
 		return c
 	}
+	// refFailLedger: the agent makes a1's failing reference call (it
+	// fails the same way), then a2's calls, then more.
+	refFailLedger := func(more ...verify.LedgerCall) []verify.LedgerCall {
+		return append([]verify.LedgerCall{call(0, "get_order", "#W1"), {Index: 1, Tool: "cancel_order", Arguments: args("#W1"), IsError: true, Output: "order #W1 not found"},
+			call(2, "get_order", "#W2"), call(3, "cancel_order", "#W2")}, more...)
+	}
+	// refFailEvidence: the reference replay's states when a1's action
+	// fails (a1 changes nothing, a2 cancels #W2).
+	refFailEvidence := func(final *state.Version) memEvidence {
+		ref := cancel(t, f.v0, "#W2")
+		return memEvidence{verify.Initial: f.v0, verify.Final: final, verify.Reference: ref,
+			verify.ReferenceAfter(0): f.v0, verify.ReferenceAfter(1): f.v0, verify.ReferenceAfter(2): ref}
+	}
 	refFail := func() ReferenceReport {
 		r := cleanReference(f.task)
 		r.Calls[1].IsError, r.Calls[1].Output, r.Calls[1].RowsChanged = true, "order #W1 not found", 0
@@ -202,11 +215,46 @@ func TestAttributeRules(t *testing.T) {
 			want: []want{{ClassPolicy, "policy", nil}},
 		},
 		{
+			// a1's reference action fails (so the reference is initial ->
+			// cancel #W2); the agent's identical call fails too, and it
+			// cancels #W3 in place of the failing step.
 			name: "several failed checkpoints, in order, passed ones skipped",
 			in: Input{Result: result(cp("a1", missingW1), passed("a2"), cp(verify.Overall, failed(task.CheckStateEqual))),
-				Reference: refFail(), Ledger: good[2:], Evidence: f.evidence(f.ref2)},
-			want:     []want{{ClassTask, "task:t1/atomic:a1", nil}, {ClassTask, "task:t1/atomic:a1", nil}},
+				Reference: refFail(), Ledger: refFailLedger(call(4, "cancel_order", "#W3")),
+				Evidence: refFailEvidence(cancel(t, f.v0, "#W2", "#W3"))},
+			want: []want{
+				{ClassTask, "task:t1/atomic:a1", []string{"ledger call #1 makes the same call and it fails the same way"}},
+				{ClassTask, "task:t1/atomic:a1", []string{"the state_equal check fails because ledger call #4 cancel_order succeeded where the reference's failed", "cells the reference leaves unchanged (orders[#W3].status)"}},
+			},
 			wantName: []string{"a1", verify.Overall},
+		},
+		{
+			// Task 64 in the demo: a reference action fails, and the
+			// agent stops early after making it: nothing the failing step
+			// explains; the policy's.
+			name: "reference action fails, agent stops early -> policy",
+			in: Input{Result: result(passed("a1"), cp("a2", failed(task.CheckChangedRows, "orders[#W2].status=cancelled")), cp(verify.Overall, failed(task.CheckStateEqual))),
+				Reference: refFail(), Ledger: refFailLedger()[:2], Evidence: refFailEvidence(f.v0)},
+			want:     []want{{ClassPolicy, "policy", []string{"orders[#W2].status=cancelled"}}, {ClassPolicy, "policy", nil}},
+			wantName: []string{"a2", verify.Overall},
+		},
+		{
+			// Task 64 in the demo: a reference action fails, and the
+			// agent's later action uses a wrong argument: the final state
+			// misses a change the reference made; the policy's.
+			name: "reference action fails, agent's other action wrong -> policy",
+			in: Input{Result: result(passed("a1"), cp("a2", failed(task.CheckChangedRows, "orders[#W2].status=cancelled")), cp(verify.Overall, failed(task.CheckStateEqual))),
+				Reference: refFail(), Ledger: append(refFailLedger()[:3], call(3, "cancel_order", "#W3")),
+				Evidence: refFailEvidence(cancel(t, f.v0, "#W3"))},
+			want:     []want{{ClassPolicy, "policy", nil}, {ClassPolicy, "policy", nil}},
+			wantName: []string{"a2", verify.Overall},
+		},
+		{
+			name: "reference action fails, only a communicate check failed -> policy",
+			in: Input{Result: result(passed("a1"), passed("a2"), cp(verify.Overall, verify.CheckResult{Kind: task.CheckStateEqual, Passed: true}, failed(task.CheckCommunicate, "refund"))),
+				Reference: refFail(), Ledger: refFailLedger(), Evidence: refFailEvidence(cancel(t, f.v0, "#W2"))},
+			want:     []want{{ClassPolicy, "policy", []string{"communicate check failed"}}},
+			wantName: []string{verify.Overall},
 		},
 	}
 	for _, tc := range cases {

@@ -12,7 +12,10 @@
 //     inside the module (trap, deadline, memory_limit, malformed_output,
 //     internal);
 //  2. task: the reference replay from the initial state has an error or an
-//     infrastructure failure in a call of the checkpoint's atomic task;
+//     infrastructure failure in the action of the checkpoint's atomic task
+//     (for overall, of any), and every failed check depends on that step
+//     (a required call of it; the agent's same call failing the same way;
+//     a state the failing step explains: see referenceDependency);
 //  3. verifier: every failed check of the checkpoint is contradicted by the
 //     evidence (rows it lists as missing are in the final state, the ledger
 //     holds the reference's state-changing calls and the final state has

@@ -86,12 +86,16 @@ func moduleFailure(_ context.Context, ep *episode, tg *target) (finding, bool, e
 
 // referenceFailure (task): in the reference replay from the initial state,
 // the action of the checkpoint's atomic task (for Overall, of any atomic
-// task) answered with an error or failed (ErrorKind set). The action is the
+// task) answered with an error or failed (ErrorKind set), and the failed
+// checkpoint depends on that step (referenceDependency). The action is the
 // atomic task's last reference call; the reads before it may fail on
-// purpose (a gold solution can look up a wrong id first), so their errors
-// do not count. The task's reference or initial state is wrong, so the
-// agent could not have succeeded either.
-func referenceFailure(_ context.Context, ep *episode, tg *target) (finding, bool, error) {
+// purpose (a gold solution can look up a wrong id first, and a converted
+// tau2 task keeps a gold action tau2 ignores among them), so their errors
+// do not count. A failing reference step alone blames nothing: an action
+// that answered with an error changed nothing, so the reference states are
+// still reachable, and a policy that stops early or uses a wrong argument
+// fails on its own.
+func referenceFailure(ctx context.Context, ep *episode, tg *target) (finding, bool, error) {
 	last := map[string]int{}
 	for _, a := range ep.in.Task.Atomic {
 		last[a.ID] = len(a.Reference) - 1
@@ -106,6 +110,13 @@ func referenceFailure(_ context.Context, ep *episode, tg *target) (finding, bool
 		if i, ok := last[c.Atomic]; ok && c.Index != i && c.ErrorKind == "" {
 			continue
 		}
+		dep, ok, err := referenceDependency(ctx, ep, tg, c)
+		if err != nil {
+			return finding{}, false, err
+		}
+		if !ok {
+			continue
+		}
 		how := "answered with an error"
 		if c.ErrorKind != "" {
 			how = "failed (" + c.ErrorKind + ")"
@@ -114,9 +125,192 @@ func referenceFailure(_ context.Context, ep *episode, tg *target) (finding, bool
 		if c.Output != "" {
 			ev += ": " + clip(c.Output)
 		}
+		ev += "; " + dep
 		return finding{Evidence: ev, Revise: "task:" + ep.in.Task.ID + "/atomic:" + c.Atomic}, true, nil
 	}
 	return finding{}, false, nil
+}
+
+// referenceCall returns the task's reference call a report entry is of.
+func (ep *episode) referenceCall(c ReferenceCall) (task.Call, bool) {
+	for _, a := range ep.in.Task.Atomic {
+		if a.ID == c.Atomic && c.Index >= 0 && c.Index < len(a.Reference) {
+			return a.Reference[c.Index], true
+		}
+	}
+	return task.Call{}, false
+}
+
+// referenceDependency reports whether every failed check of the target
+// depends on the failing reference call c, and says how:
+//
+//   - required_call: the check asks for c itself (same tool, arguments
+//     matching on the check's Compare), which the task's own reference
+//     cannot make succeed;
+//   - changed_rows, state_equal, sql, unchanged: when c failed in the module
+//     (ErrorKind), the reference states after it are not what the task
+//     describes; when c answered with an error, the ledger has a
+//     successful call of c's tool (the agent did what the reference could
+//     not) and the final state differs from the reference only in cells
+//     the reference leaves at their initial values (the agent's extra
+//     change is the one the failing step was meant to make, not a step the
+//     reference did that the agent missed or got wrong);
+//   - other kinds (communicate, forbidden_call) never depend on it.
+//
+// For the checkpoint of c's own atomic task, a ledger call equal to c that
+// answered with an error too (the agent made the reference's call and it
+// failed the same way) is a dependency of every failed check.
+//
+// Without evidence the state dependency cannot be shown: no dependency.
+func referenceDependency(ctx context.Context, ep *episode, tg *target, c ReferenceCall) (string, bool, error) {
+	if tg.atomic != nil && c.ErrorKind == "" {
+		// The agent made the reference's failing call itself and it
+		// failed the same way: the step cannot be done from this state.
+		if rc, ok := ep.referenceCall(c); ok {
+			for _, lc := range ep.in.Ledger {
+				if lc.Tool == rc.Tool && lc.IsError && lc.ErrorKind == "" && jsonEqual(lc.Arguments, rc.Arguments) {
+					return fmt.Sprintf("ledger call #%d makes the same call and it fails the same way", lc.Index), true, nil
+				}
+			}
+		}
+	}
+	used := map[int]bool{}
+	var whys []string
+	for i, r := range tg.cp.Checks {
+		def := checkFor(tg, i, r.Kind, used)
+		if r.Passed {
+			continue
+		}
+		switch r.Kind {
+		case task.CheckRequiredCall:
+			rc, ok := ep.referenceCall(c)
+			if def == nil || !ok || def.Tool != rc.Tool || !argsMatch(def.Arguments, rc.Arguments, def.Compare) {
+				return "", false, nil
+			}
+			whys = append(whys, "the required_call check asks for that very call")
+		case task.CheckChangedRows, task.CheckStateEqual, task.CheckSQL, task.CheckUnchanged:
+			if c.ErrorKind != "" {
+				whys = append(whys, "the "+r.Kind+" check compares against reference states the failure left incomplete")
+				continue
+			}
+			why, ok, err := stateDependency(ctx, ep, c)
+			if err != nil || !ok {
+				return "", false, err
+			}
+			whys = append(whys, "the "+r.Kind+" check fails because "+why)
+		default:
+			return "", false, nil
+		}
+	}
+	if len(whys) == 0 {
+		return "", false, nil
+	}
+	return strings.Join(whys, "; "), true, nil
+}
+
+// stateDependency: the ledger has a successful call of c's tool that is
+// not one of the reference's successful calls (the agent did with that tool
+// something the reference did not), and every cell in which the final state
+// differs from the reference is one the reference leaves at its initial
+// value.
+func stateDependency(ctx context.Context, ep *episode, c ReferenceCall) (string, bool, error) {
+	var refOK []json.RawMessage
+	for _, rc := range ep.in.Reference.Calls {
+		if call, ok := ep.referenceCall(rc); ok && call.Tool == c.Tool && !rc.IsError && rc.ErrorKind == "" {
+			refOK = append(refOK, call.Arguments)
+		}
+	}
+	lc, ok := findCall(ep.in.Ledger, c.Tool, func(got json.RawMessage) bool {
+		for _, a := range refOK {
+			if jsonEqual(a, got) {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		return "", false, nil
+	}
+	extra, err := ep.diff(ctx, verify.Reference, verify.Final)
+	if err != nil || extra == nil || extra.Empty() {
+		return "", false, err
+	}
+	ref, err := ep.diff(ctx, verify.Initial, verify.Reference)
+	if err != nil || ref == nil {
+		return "", false, err
+	}
+	refCells := cellsOf(ref)
+	cells := cellsOf(extra)
+	for _, k := range cells.order {
+		if refCells.touches(k) {
+			return "", false, nil
+		}
+	}
+	shown := cells.order
+	more := ""
+	if len(shown) > 5 {
+		more = fmt.Sprintf(" and %d more", len(shown)-5)
+		shown = shown[:5]
+	}
+	var names []string
+	for _, k := range shown {
+		names = append(names, k.String())
+	}
+	return fmt.Sprintf("ledger call #%d %s succeeded where the reference's failed, and the final state differs from the reference only in cells the reference leaves unchanged (%s%s)",
+		lc.Index, lc.Tool, strings.Join(names, ", "), more), true, nil
+}
+
+// cellKey is a changed cell of a diff: table (lower case), row key and
+// column ("" for a whole row added or removed).
+type cellKey struct{ table, key, column string }
+
+func (k cellKey) String() string {
+	if k.column == "" {
+		return k.table + "[" + k.key + "]"
+	}
+	return k.table + "[" + k.key + "]." + k.column
+}
+
+// cellSet holds the cells a diff changes, in diff order.
+type cellSet struct {
+	order []cellKey
+	set   map[cellKey]bool
+	rows  map[[2]string]bool // rows with any change
+}
+
+func cellsOf(d *state.Changes) cellSet {
+	cs := cellSet{set: map[cellKey]bool{}, rows: map[[2]string]bool{}}
+	add := func(k cellKey) {
+		if !cs.set[k] {
+			cs.set[k] = true
+			cs.order = append(cs.order, k)
+		}
+		cs.rows[[2]string{k.table, k.key}] = true
+	}
+	for _, t := range d.Tables {
+		tn := strings.ToLower(t.Table)
+		for _, r := range t.Added {
+			add(cellKey{tn, formatKey(r.Key), ""})
+		}
+		for _, r := range t.Removed {
+			add(cellKey{tn, formatKey(r.Key), ""})
+		}
+		for _, rc := range t.Changed {
+			for _, cc := range rc.Columns {
+				add(cellKey{tn, formatKey(rc.Key), strings.ToLower(cc.Column)})
+			}
+		}
+	}
+	return cs
+}
+
+// touches reports whether the set changes cell k: the same cell, the whole
+// row, or (for a whole-row k) any cell of the row.
+func (cs cellSet) touches(k cellKey) bool {
+	if k.column == "" {
+		return cs.rows[[2]string{k.table, k.key}]
+	}
+	return cs.set[k] || cs.set[cellKey{k.table, k.key, ""}]
 }
 
 // checkContradicted (verifier): every failed check of the checkpoint is

@@ -599,6 +599,9 @@ func (d *decoder) plugin(n *node, what, builtin string, policies *names) Plugin 
 		p.Judge = n.str("judge", "")
 		d.ref(policies, p.Judge, n.rng("judge"), what+" judge")
 	}
+	if policies != nil && n.has("basis") {
+		p.Basis = d.oneOf(n, "basis", "weft", []string{"weft", "tau2"}, what+" basis")
+	}
 	return p
 }
 

@@ -193,6 +193,9 @@ type Plugin struct {
 	// Judge names the policy that scores rubric items (verifier only);
 	// "" = rubric items are not scored.
 	Judge string `json:"judge,omitempty"`
+	// Basis is the verifier's basis for tau2 tasks (verifier only):
+	// "weft" (the default) or "tau2" (task.ApplyTau2Basis).
+	Basis string `json:"basis,omitempty"`
 }
 
 // MixEntry is one view x harness pair of the rollout mix.

@@ -319,6 +319,8 @@ func TestSemanticErrors(t *testing.T) {
 			"Unknown export format", `"parquet" is not an export format`},
 		{"filter without judge", head + tail + "grpo {\n  consistency_filter {}\n}\n", 19, 3,
 			"Consistency filter needs a judge", "set verifier { judge"},
+		{"unknown verifier basis", head + tail + "verifier {\n  basis = \"tau3\"\n}\n", 19, 11,
+			"Unknown verifier basis", `"tau3" is not a verifier basis; use one of "weft", "tau2".`},
 		{"undeclared variable reference", head + strings.Replace(tail, `policy = "p"`, `policy = var.who`, 1), 13, 15,
 			"Unsupported attribute", `This object does not have an attribute named "who".`},
 		{"function error", head + strings.Replace(tail, `policy = "p"`, `policy = file("nope.txt")`, 1), 13, 12,
@@ -593,7 +595,7 @@ func TestShippedConfigs(t *testing.T) {
 		e.APIKeyEnv != "OPENAI_API_KEY" || string(e.ExtraBody) != `{"chat_template_kwargs":{"enable_thinking":false}}` {
 		t.Errorf("endpoint = %+v", e)
 	}
-	if cfg.Verifier.Judge != "model" || cfg.GRPO.Filter == nil || cfg.GRPO.Filter.MinRollouts != 4 {
+	if cfg.Verifier.Judge != "model" || cfg.Verifier.Basis != "" || cfg.GRPO.Filter == nil || cfg.GRPO.Filter.MinRollouts != 4 {
 		t.Errorf("verifier %+v, filter %+v", cfg.Verifier, cfg.GRPO.Filter)
 	}
 	var weights []float64

@@ -213,6 +213,7 @@ var rootSpec = &blockSpec{
 				{name: "binary", kind: kPath, doc: "A verifier plugin executable, instead of `builtin`."},
 				{name: "args", kind: kStrings, def: "[]", doc: "Extra arguments for `binary`."},
 				{name: "judge", kind: kString, def: "none", doc: "A declared `policy` that scores rubric items; none = rubric items are not scored."},
+				{name: "basis", kind: kString, def: `"weft"`, doc: "Which checks the overall checkpoint of a tau2 task holds: \"weft\" (state_equal plus every communicate_info string, stricter) or \"tau2\" (the task's own reward_basis: DB = state_equal, COMMUNICATE = the communicate checks, ACTION = the gold calls; NL_ASSERTION = its rubric items, scored by `judge` beside R)."},
 			},
 		},
 		{

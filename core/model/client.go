@@ -267,7 +267,11 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*Response, *failure)
 		return nil, &failure{Error: &Error{Kind: KindCanceled, Err: ctx.Err()}}
 	}
 	if httpRes != nil && httpRes.StatusCode >= 400 {
-		return nil, statusFailure(httpRes, err)
+		f := statusFailure(httpRes, err)
+		if hint := notFoundHint(httpRes.StatusCode, c.cfg.BaseURL); hint != "" {
+			f.Message += "; " + hint
+		}
+		return nil, f
 	}
 	if actx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 		return nil, &failure{Error: &Error{Kind: KindTimeout,
@@ -278,6 +282,27 @@ func (c *Client) attempt(ctx context.Context, body []byte) (*Response, *failure)
 		return nil, &failure{Error: &Error{Kind: KindTimeout, Err: err}}
 	}
 	return nil, &failure{Error: &Error{Kind: KindUnavailable, Err: err}}
+}
+
+// notFoundHint explains a 404 from a base URL whose path has no version
+// segment ("http://host:8000" instead of "http://host:8000/v1"): the
+// client posts to BaseURL + "/chat/completions", which such servers (vLLM,
+// SGLang, Ollama, llama.cpp) serve only under /v1. "" otherwise.
+func notFoundHint(status int, baseURL string) string {
+	if status != http.StatusNotFound {
+		return ""
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if len(seg) >= 2 && seg[0] == 'v' && strings.Trim(seg[1:], "0123456789") == "" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("base_url %q has no version path: the client posts to %s/chat/completions; OpenAI-compatible servers serve it under /v1 (try %q)",
+		baseURL, strings.TrimRight(baseURL, "/"), strings.TrimRight(baseURL, "/")+"/v1")
 }
 
 // statusFailure maps an HTTP error status to a failure.

@@ -625,3 +625,33 @@ func TestServerDiesMidRequest(t *testing.T) {
 		t.Errorf("waits = %v, want 1", w.get())
 	}
 }
+
+// TestNotFoundWithoutVersionPath: a base_url without /v1 makes the client
+// post to /chat/completions, which the server does not serve: the 404 says
+// the base_url lacks its version path and what to try; a 404 under a
+// versioned base_url (an unknown model) does not.
+func TestNotFoundWithoutVersionPath(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	root := strings.TrimSuffix(srv.URL(), "/v1")
+	c, err := model.NewClient(model.ClientConfig{BaseURL: root, Model: "m", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), userReq("hello"))
+	var me *model.Error
+	if !errors.As(err, &me) || me.StatusCode != 404 || me.Kind != model.KindBadRequest {
+		t.Fatalf("err = %v, want a 404 bad request", err)
+	}
+	want := "; base_url \"" + root + "\" has no version path: the client posts to " + root +
+		"/chat/completions; OpenAI-compatible servers serve it under /v1 (try \"" + root + "/v1\")"
+	if !strings.HasSuffix(me.Message, want) {
+		t.Errorf("message %q lacks %q", me.Message, want)
+	}
+	srv404 := modeltest.NewServer(t, modeltest.WithReplies(modeltest.Reply{Status: 404,
+		Body: []byte(`{"object":"error","message":"The model foo does not exist.","code":404}`)}))
+	c, _ = newClient(t, srv404, model.ClientConfig{MaxRetries: -1})
+	_, err = c.Generate(context.Background(), userReq("hello"))
+	if !errors.As(err, &me) || me.Message != "The model foo does not exist." {
+		t.Errorf("versioned base_url 404: %v", err)
+	}
+}

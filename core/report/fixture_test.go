@@ -45,5 +45,6 @@ func fixtureSFT() *SFTStats {
 }
 
 func fixtureGRPO() *GRPOStats {
-	return &GRPOStats{Level: "turn", Groups: 10, NonZeroGroups: 6, Segments: 40, MaskedSegments: 4}
+	return &GRPOStats{Level: "turn", Groups: 10, NonZeroGroups: 6, Segments: 40, MaskedSegments: 4,
+		Detectors: map[string]int{"repeated_call": 3, "forbidden_tool": 1}}
 }

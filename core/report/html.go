@@ -98,7 +98,16 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		slices.Sort(ks)
 		return ks
 	},
-	"at": func(m map[int]float64, k int) string { return strconv.FormatFloat(m[k], 'f', 3, 64) },
+	"at":   func(m map[int]float64, k int) string { return strconv.FormatFloat(m[k], 'f', 3, 64) },
+	"join": func(ss []string) string { return strings.Join(ss, "; ") },
+	"mix": func(ms []MixSetting) string {
+		parts := make([]string, len(ms))
+		for i, m := range ms {
+			parts[i] = fmt.Sprintf("%s × %s: %g", m.View, m.Harness, m.Weight)
+		}
+		return strings.Join(parts, ", ")
+	},
+	"basisText": basisText,
 }).Parse(reportTemplate))
 
 // WriteHTML writes the report as one self-contained HTML document: inline
@@ -108,7 +117,8 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 // image or link) and reads no clock; the same data gives the same bytes.
 // Data strings (task ids, evidence) are HTML-escaped.
 func WriteHTML(w io.Writer, r ReportData) error {
-	v := view{ReportData: r, Classes: AttributionClasses}
+	v := view{ReportData: r, Classes: AttributionClasses, Evidence: attributionRows(r.Episodes)}
+	v.EvidenceOpen = len(v.Evidence) <= 50
 	m := r.Metrics
 	// Pass rate per view x harness.
 	var rows []hbarRow
@@ -183,7 +193,11 @@ func WriteHTML(w io.Writer, r ReportData) error {
 
 type view struct {
 	ReportData
-	Classes                            []attribute.Class
+	Classes []attribute.Class
+	// Evidence lists every attribution (attributionRows); the table is
+	// open when it is short.
+	Evidence                           []AttributionRow
+	EvidenceOpen                       bool
 	PassRate, ToolErrors, Attributions hbarChart
 	Histogram                          colChart
 	Attempts                           colChart

@@ -14,8 +14,14 @@ import (
 func fixtureReport() ReportData {
 	eps := fixtureEpisodes()
 	sft, grpo := fixtureSFT(), fixtureGRPO()
+	m := Compute(eps, sft, grpo, 2)
+	m.Settings = &Settings{Config: "retail.hcl", Stages: []string{"import", "rollout"}, Tasks: 2, EpisodesPerTask: 4, Seed: 7,
+		Policy:   PolicySettings{Name: "scripted", Kind: "scripted", FaultSeed: 1, Faults: map[string]float64{"wrong_argument": 0.08}},
+		Mix:      []MixSetting{{View: "agentic", Harness: "react", Weight: 1}, {View: "simuser", Harness: "native", Weight: 2}},
+		Verifier: "exec", Basis: "tau2", Attributor: "rules",
+		FailedGoldActions: []TaskFailedActions{{Task: "64", Actions: []string{"#6 exchange_delivered_order_items: Non-delivered order cannot be exchanged"}, DroppedAtomic: 1}}}
 	return ReportData{Title: "retail smoke", Config: "configs/retail.hcl", GeneratedAt: "2026-01-02 03:04:05 UTC",
-		Metrics: Compute(eps, sft, grpo, 2), Episodes: eps, SFT: sft, GRPO: grpo}
+		Metrics: m, Episodes: eps, SFT: sft, GRPO: grpo}
 }
 
 // wantChartTexts are the text labels of each chart of fixtureReport, in
@@ -83,6 +89,20 @@ func checkReportDOM(t *testing.T, doc string) {
 		"<td>policy: a1; environment: a2</td>", // t2's attributions
 		"<tr><th>SFT records (prefixes included)</th><td class=\"num\">3</td></tr>",
 		"<td class=\"num\">6</td>", // GRPO non-zero groups
+		// Why did it fail: the policy in plain words, the settings, the
+		// infra reasons, no task blamed, the detectors, the evidence.
+		"scripted fault injector, not a model: it follows each task", // (quotes escape differently in a browser)
+		"plants faults (per-step fault rates wrong_argument 0.08; seed 1)",
+		`<tr><th>Mix (view × harness: weight)</th><td>agentic × react: 1, simuser × native: 2</td></tr>`,
+		`basis <strong id="verifier-basis">tau2</strong> — the overall checkpoint holds the checks of each tau2 task`,
+		"judge: none (rubric items not scored)",
+		"<tr><td>64</td><td>#6 exchange_delivered_order_items: Non-delivered order cannot be exchanged</td><td class=\"num\">1</td></tr>",
+		`<tr><td>plugin_crash</td><td class="num">1</td><td>t2/agentic/react/p/0</td><td>harness exited</td></tr>`,
+		"None: no failed checkpoint was attributed to a task.",
+		`<tr><td>forbidden_tool</td><td class="num">1</td></tr>`,
+		`<tr><td>repeated_call</td><td class="num">3</td></tr>`,
+		"<summary>4 attributions (environment, task and verifier first, then policy)</summary>",
+		`<tr><td>t1/simuser/native/p/1</td><td>a1</td><td>verifier</td><td>verifier</td><td>ledger call #1</td></tr>`,
 	} {
 		if !strings.Contains(doc, s) {
 			t.Errorf("report lacks %q", s)

@@ -56,6 +56,9 @@ type GRPOStats struct {
 	// detector masked.
 	Segments       int `json:"segments"`
 	MaskedSegments int `json:"masked_segments"`
+	// Detectors maps an undesirable-pattern detector's name to the
+	// candidate turns it fired on (train.GRPOSummary.Patterns).
+	Detectors map[string]int `json:"detectors,omitempty"`
 }
 
 // Metrics is metrics.json. Counts are numbers of episodes unless stated;
@@ -137,6 +140,11 @@ type Metrics struct {
 	// PerTask is one row per (task, view, harness, policy), sorted by
 	// task, view, harness, policy.
 	PerTask []TaskOutcome `json:"per_task"`
+	// Settings are the experiment's settings (nil when the caller gave
+	// none; Compute leaves it nil).
+	Settings *Settings `json:"settings"`
+	// Why is Diagnose over the episodes and the GRPO stage.
+	Why Diagnosis `json:"why"`
 }
 
 // GroupRate is the pass rate of one view x harness (all policies).
@@ -327,6 +335,7 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 		m.GRPOMaskedSegments = grpo.MaskedSegments
 		m.GRPOMaskedShare = ratio(grpo.MaskedSegments, grpo.Segments)
 	}
+	m.Why = Diagnose(episodes, grpo)
 	return m
 }
 

@@ -64,6 +64,11 @@ func TestComputeFixture(t *testing.T) {
 				PassAtK: map[int]float64{1: 0}, PassHatK: map[int]float64{1: 0},
 				Scores: []*float64{nil, f(0)}},
 		},
+		Why: Diagnosis{
+			InfraReasons:     []InfraReason{{Kind: "plugin_crash", Episodes: 1, Example: "t2/agentic/react/p/0", Message: "harness exited"}},
+			TaskAttributions: []TaskBlame{},
+			Detectors:        map[string]int{"forbidden_tool": 1, "repeated_call": 3},
+		},
 	}
 	if d := cmp.Diff(want, got, approx); d != "" {
 		t.Fatalf("Compute (-want +got):\n%s", d)
@@ -110,6 +115,7 @@ func TestComputeEmpty(t *testing.T) {
 		Attributions: map[attribute.Class]int{"policy": 0, "environment": 0, "task": 0, "verifier": 0},
 		PassAtK:      map[int]float64{}, PassHatK: map[int]float64{}, PassKTasks: map[int]int{},
 		PerTask: []TaskOutcome{},
+		Why:     Diagnosis{InfraReasons: []InfraReason{}, TaskAttributions: []TaskBlame{}, Detectors: map[string]int{}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("Compute(nil) (-want +got):\n%s", d)

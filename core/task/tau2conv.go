@@ -20,6 +20,71 @@ type Tau2Options struct {
 	// Source names the task set; Task.Source is Source + ":" + the tau2 id
 	// ("tau2-retail:12"), or just the id when Source is "".
 	Source string
+	// Replay, when set, runs the task's gold actions (calls, in gold
+	// order) from its initial state in the benchmark's tool code (e.g. the
+	// module on a fresh session) and returns one outcome per call. tau2
+	// ignores a gold action its own tool code refuses; FromTau2 does the
+	// same with the outcomes (see FromTau2). An error aborts the
+	// conversion: the replay could not run, which is not a failed action.
+	// nil = every gold action counts as succeeding.
+	Replay func(t *Tau2Task, calls []Call) ([]ActionOutcome, error)
+}
+
+// ActionOutcome is what one gold action did in a replay of the gold
+// actions from the task's initial state.
+type ActionOutcome struct {
+	// Failed: the tool refused the call (an error result, e.g. "Order not
+	// found"); the call changed nothing.
+	Failed bool
+	// Reason is the tool's error text when Failed.
+	Reason string
+}
+
+// MetaFailedActions is the Task.Meta key under which FromTau2 records the
+// gold actions that failed in the replay ([]FailedAction; FailedActions
+// reads it back).
+const MetaFailedActions = "tau2_failed_actions"
+
+// FailedAction is a gold action that failed in the benchmark's own tool
+// code, as FromTau2 records it in Task.Meta[MetaFailedActions].
+type FailedAction struct {
+	// Action is the 0-based index of the action in the tau2 task's gold
+	// actions (action_id "<task>_<Action>").
+	// (Fields in JSON key order, so that a task file read back saves to
+	// the same bytes.)
+	Action int `json:"action"`
+	// DroppedAtomic: the action changes state (ReadOnly false), so it
+	// would have started an atomic task; that atomic task was dropped
+	// (an agent could not do it, and it would have scored 1 for free). A
+	// failed read drops nothing: it stays one of its atomic task's
+	// reference calls.
+	DroppedAtomic bool `json:"dropped_atomic"`
+	// Error is the tool's error text.
+	Error string `json:"error"`
+	Tool  string `json:"tool"`
+}
+
+// FailedActions returns the failed gold actions recorded in t.Meta (nil
+// when there are none), whether Meta holds the []FailedAction FromTau2 put
+// there or its JSON form read back from a task file. Errors: the entry is
+// not a list of FailedAction objects.
+func FailedActions(t *Task) ([]FailedAction, error) {
+	v, ok := t.Meta[MetaFailedActions]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	if fa, ok := v.([]FailedAction); ok {
+		return fa, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: meta %s: %w", t.ID, MetaFailedActions, err)
+	}
+	var out []FailedAction
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("task %s: meta %s is not a list of failed actions: %w", t.ID, MetaFailedActions, err)
+	}
+	return out, nil
 }
 
 // RetailReadOnly reports whether a tau2 retail tool is read-only (the tools
@@ -47,6 +112,17 @@ func RetailReadOnly(tool string) bool {
 // A task whose actions are all reads gets one atomic task holding them, its
 // request and bindings from the last call and its check a required_call of
 // it; a task without actions gets no atomic task.
+//
+// Failed gold actions (opts.Replay set): as tau2 ignores a gold action its
+// tool code refuses, a state-changing action that failed starts no atomic
+// task (its checkpoint would score 1 for any agent, and no agent could do
+// it); its call stays in the reference solution, among the calls of the
+// next atomic task (or the last one's trailing calls), so the reference
+// replay is still tau2's gold sequence. When no state-changing action
+// succeeded, the task is treated as all reads, and the required_call is of
+// the last call that did not fail (no atomic task when every call failed).
+// Every failed action is recorded in Meta[MetaFailedActions]
+// ([]FailedAction, in gold order).
 //
 // Overall: Checks = [state_equal] + one communicate check per
 // communicate_info string; Rubric = one item per nl_assertion ("nl1", ...);
@@ -83,7 +159,7 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 		out.Rubric = append(out.Rubric, RubricItem{ID: fmt.Sprintf("nl%d", i+1), Criterion: a})
 	}
 	if t.RewardBasis != nil {
-		out.Meta = map[string]any{"tau2_reward_basis": append([]string{}, t.RewardBasis...)}
+		out.Meta = map[string]any{MetaRewardBasis: append([]string{}, t.RewardBasis...)}
 	}
 
 	calls := make([]Call, len(t.Actions))
@@ -105,6 +181,31 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 			calls[i].Compare = append([]string{}, a.CompareArgs...)
 		}
 		changes[i] = !opts.ReadOnly(a.Name)
+	}
+	failed := make([]bool, len(calls))
+	if opts.Replay != nil && len(calls) > 0 {
+		outs, err := opts.Replay(t, calls)
+		if err != nil {
+			return nil, &Error{Task: t.ID, Field: "evaluation_criteria.actions", Err: fmt.Errorf("replaying the gold actions: %w", err)}
+		}
+		if len(outs) != len(calls) {
+			return nil, &Error{Task: t.ID, Field: "evaluation_criteria.actions", Err: fmt.Errorf("the replay returned %d outcomes for %d gold actions", len(outs), len(calls))}
+		}
+		var rec []FailedAction
+		for i, o := range outs {
+			if !o.Failed {
+				continue
+			}
+			failed[i] = true
+			rec = append(rec, FailedAction{Action: i, Tool: calls[i].Tool, Error: o.Reason, DroppedAtomic: changes[i]})
+			changes[i] = false
+		}
+		if rec != nil {
+			if out.Meta == nil {
+				out.Meta = map[string]any{}
+			}
+			out.Meta[MetaFailedActions] = rec
+		}
 	}
 
 	start := 0
@@ -130,8 +231,17 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 	case len(out.Atomic) > 0:
 		last := &out.Atomic[len(out.Atomic)-1]
 		last.Reference = append(last.Reference, calls[start:]...)
-	case len(calls) > 0:
-		c := calls[len(calls)-1]
+	default:
+		last := -1
+		for i := range calls {
+			if !failed[i] {
+				last = i
+			}
+		}
+		if last < 0 {
+			break
+		}
+		c := calls[last]
 		out.Atomic = append(out.Atomic, Atomic{
 			ID:        "a1",
 			Request:   RenderRequest(c),
@@ -348,4 +458,105 @@ func genericRequest(tool string, m map[string]json.RawMessage) string {
 		parts[i] = k + ": " + valueText(m[k])
 	}
 	return fmt.Sprintf("Please run %s with %s.", tool, strings.Join(parts, ", "))
+}
+
+// Verifier bases: which checks the overall checkpoint of a converted tau2
+// task holds.
+const (
+	// BasisWeft is weft's default, stricter than tau2 on its own retail
+	// tasks: state_equal plus one communicate check per communicate_info
+	// string, whatever the task's reward_basis (FromTau2's output).
+	BasisWeft = "weft"
+	// BasisTau2 follows the task's own reward_basis (ApplyTau2Basis).
+	BasisTau2 = "tau2"
+)
+
+// MetaRewardBasis is the Task.Meta key holding tau2's reward_basis
+// ([]string), set by FromTau2.
+const MetaRewardBasis = "tau2_reward_basis"
+
+// RewardBasis returns the tau2 reward_basis recorded in t.Meta, nil when
+// the task has none (not converted from tau2, or tau2 gave none).
+func RewardBasis(t *Task) []string {
+	switch v := t.Meta[MetaRewardBasis].(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// ApplyTau2Basis rewrites the overall checks of a task converted by
+// FromTau2 to score as tau2 does, by the task's reward_basis:
+//
+//   - DB: state_equal (tau2's database check);
+//   - COMMUNICATE: one communicate check per communicate_info string (the
+//     ones FromTau2 made);
+//   - ACTION: one required_call per reference call that did not fail (tau2's
+//     action check: each gold call is made, compared on compare_args);
+//   - NL_ASSERTION: no executable check: the nl_assertions are the task's
+//     rubric items ("nl1", ...), scored by the verifier's judge beside R
+//     (rubric_score); without a judge they are not scored.
+//
+// Atomic tasks are kept (their checkpoints are weft's per-step credit; a
+// final state equal to the reference satisfies them). Meta["verifier_basis"]
+// is set to "tau2". A task without a reward_basis (a weft task file) is left
+// as it is, and so is the basis of a task already rewritten. Errors: a basis
+// name tau2 defines that weft cannot score ("ENV_ASSERTION", or an unknown
+// one), naming the task; t is then unchanged.
+func ApplyTau2Basis(t *Task) error {
+	basis := RewardBasis(t)
+	if basis == nil || t.Meta["verifier_basis"] == BasisTau2 {
+		return nil
+	}
+	var checks []Check
+	var communicate []Check
+	for _, c := range t.Checks {
+		if c.Kind == CheckCommunicate {
+			communicate = append(communicate, c)
+		}
+	}
+	for _, b := range basis {
+		switch b {
+		case "DB":
+			checks = append(checks, Check{Kind: CheckStateEqual, Note: "final state equals the reference replay's (tau2 DB)"})
+		case "COMMUNICATE":
+			checks = append(checks, communicate...)
+		case "ACTION":
+			failed := map[int]bool{}
+			fa, err := FailedActions(t)
+			if err != nil {
+				return err
+			}
+			for _, f := range fa {
+				failed[f.Action] = true
+			}
+			i := 0
+			for _, a := range t.Atomic {
+				for _, c := range a.Reference {
+					if !failed[i] {
+						checks = append(checks, Check{Kind: CheckRequiredCall, Tool: c.Tool, Arguments: c.Arguments, Compare: c.Compare, Note: "gold action (tau2 ACTION)"})
+					}
+					i++
+				}
+			}
+		case "NL_ASSERTION":
+			// Rubric items, scored by the judge beside R.
+		default:
+			return &Error{Task: t.ID, Field: "meta." + MetaRewardBasis, Err: fmt.Errorf("reward basis %q cannot be scored by weft (use verifier basis %q)", b, BasisWeft)}
+		}
+	}
+	if checks == nil {
+		checks = []Check{}
+	}
+	t.Checks = checks
+	t.Meta["verifier_basis"] = BasisTau2
+	return nil
 }

@@ -3,11 +3,14 @@ package task
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -25,10 +28,43 @@ var retailRO = map[string]bool{
 	"get_user_details": true, "list_all_product_types": true, "transfer_to_human_agents": true,
 }
 
+// retailFailedPath lists the gold actions that fail in the retail module
+// (plugins/host's TestGoldReplayRetail keeps it equal to the module's
+// replay).
+const retailFailedPath = "testdata/tau2-retail-failed-actions.json"
+
+// retailFailed reads retailFailedPath: task id -> failed gold actions.
+func retailFailed(t testing.TB) map[string][]FailedAction {
+	t.Helper()
+	b, err := os.ReadFile(retailFailedPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string][]FailedAction
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// fixtureReplay is a Replay from a failed-actions list: the listed actions
+// fail with their error text, every other succeeds.
+func fixtureReplay(failed map[string][]FailedAction) func(*Tau2Task, []Call) ([]ActionOutcome, error) {
+	return func(tk *Tau2Task, calls []Call) ([]ActionOutcome, error) {
+		out := make([]ActionOutcome, len(calls))
+		for _, f := range failed[tk.ID] {
+			out[f.Action] = ActionOutcome{Failed: true, Reason: f.Error}
+		}
+		return out, nil
+	}
+}
+
 var retailOpts = Tau2Options{Modules: []string{"retail"}, ReadOnly: RetailReadOnly, Source: "tau2-retail"}
 
 func convertRetail(t *testing.T) ([]*Tau2Task, []*Task) {
 	t.Helper()
+	retailOpts := retailOpts
+	retailOpts.Replay = fixtureReplay(retailFailed(t))
 	raw, err := LoadTau2File(retailTau2Path)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +92,7 @@ func TestRetailReadOnly(t *testing.T) {
 
 func TestFromTau2AllRetail(t *testing.T) {
 	raw, conv := convertRetail(t)
+	failed := retailFailed(t)
 	var zeroAtomic, readOnlyOnly, totalAtomic int
 	for i, rt := range raw {
 		ct := conv[i]
@@ -65,18 +102,27 @@ func TestFromTau2AllRetail(t *testing.T) {
 		if ct.Brief != rt.Brief() {
 			t.Errorf("task %s: brief differs from Tau2Task.Brief", rt.ID)
 		}
-		changing := 0
-		for _, a := range rt.Actions {
+		fails := map[int]bool{}
+		for _, f := range failed[rt.ID] {
+			fails[f.Action] = true
+		}
+		// A failed state-changing gold action starts no atomic task.
+		changing, succeeding := 0, 0
+		for k, a := range rt.Actions {
+			if fails[k] {
+				continue
+			}
+			succeeding++
 			if !retailRO[a.Name] {
 				changing++
 			}
 		}
 		want := changing
-		if changing == 0 && len(rt.Actions) > 0 {
+		if changing == 0 && succeeding > 0 {
 			want = 1
 			readOnlyOnly++
 		}
-		if len(rt.Actions) == 0 {
+		if want == 0 {
 			zeroAtomic++
 		}
 		if len(ct.Atomic) != want {
@@ -86,6 +132,7 @@ func TestFromTau2AllRetail(t *testing.T) {
 		// The reference calls concatenated are the gold actions exactly.
 		var calls []Call
 		for k, a := range ct.Atomic {
+			first := len(calls)
 			calls = append(calls, a.Reference...)
 			if k == 0 && a.After != nil || k > 0 && !reflect.DeepEqual(a.After, []string{ct.Atomic[k-1].ID}) {
 				t.Errorf("task %s atomic %s: After = %v", rt.ID, a.ID, a.After)
@@ -93,8 +140,8 @@ func TestFromTau2AllRetail(t *testing.T) {
 			if changing > 0 {
 				// Each atomic task ends in its state-changing action, except the last which may add reads.
 				nChanging := 0
-				for _, c := range a.Reference {
-					if !retailRO[c.Tool] {
+				for j, c := range a.Reference {
+					if !retailRO[c.Tool] && !fails[first+j] {
 						nChanging++
 					}
 				}
@@ -105,6 +152,14 @@ func TestFromTau2AllRetail(t *testing.T) {
 					t.Errorf("task %s atomic %s does not end with its action", rt.ID, a.ID)
 				}
 			}
+		}
+		if want == 0 {
+			// No atomic task holds the calls (task 105's failed
+			// exchange changes nothing, so the reference is empty).
+			if len(calls) != 0 {
+				t.Errorf("task %s: %d reference calls without atomic tasks", rt.ID, len(calls))
+			}
+			continue
 		}
 		if len(calls) != len(rt.Actions) {
 			t.Fatalf("task %s: %d reference calls, %d gold actions", rt.ID, len(calls), len(rt.Actions))
@@ -132,11 +187,13 @@ func TestFromTau2AllRetail(t *testing.T) {
 		}
 	}
 	// Facts of the retail split, counted by hand from tasks.json.
-	if zeroAtomic != 2 {
-		t.Errorf("%d tasks without actions, want 2", zeroAtomic)
+	// Two tasks have no actions; task 105's only action fails.
+	if zeroAtomic != 3 {
+		t.Errorf("%d tasks without atomic tasks, want 3", zeroAtomic)
 	}
-	if totalAtomic != 184 || readOnlyOnly != 8 {
-		t.Errorf("%d atomic tasks, %d read-only-only tasks; want 184 and 8", totalAtomic, readOnlyOnly)
+	// 184 state-changing gold actions, 2 of which fail (tasks 64 and 105).
+	if totalAtomic != 182 || readOnlyOnly != 8 {
+		t.Errorf("%d atomic tasks, %d read-only-only tasks; want 182 and 8", totalAtomic, readOnlyOnly)
 	}
 }
 
@@ -340,5 +397,189 @@ func TestRetailGolden(t *testing.T) {
 	}
 	if !bytes.Equal(saveBytes(t, loaded), want) {
 		t.Error("Save(Load(golden)) differs from golden")
+	}
+}
+
+// TestFromTau2FailedGoldActions: the 15 retail tasks whose gold solution
+// has an action the benchmark's tool code refuses record each failed action
+// with its reason; the two failed state-changing actions (task 64's
+// exchange of a pending order, task 105's exchange the gift card cannot
+// pay) start no atomic task, and their calls stay in the reference.
+func TestFromTau2FailedGoldActions(t *testing.T) {
+	_, conv := convertRetail(t)
+	type rec struct {
+		Action  int
+		Tool    string
+		Error   string
+		Dropped bool
+	}
+	got := map[string][]rec{}
+	byID := map[string]*Task{}
+	for _, ct := range conv {
+		byID[ct.ID] = ct
+		fa, err := FailedActions(ct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fa {
+			got[ct.ID] = append(got[ct.ID], rec{f.Action, f.Tool, f.Error, f.DroppedAtomic})
+		}
+	}
+	user := func(i int, tool string) rec { return rec{i, tool, "User not found", false} }
+	want := map[string][]rec{
+		"2":   {{1, "get_product_details", "Product not found", false}},
+		"3":   {{1, "get_product_details", "Product not found", false}},
+		"4":   {{1, "get_product_details", "Product not found", false}},
+		"35":  {user(0, "find_user_id_by_email")},
+		"37":  {user(0, "find_user_id_by_email")},
+		"38":  {user(0, "find_user_id_by_email")},
+		"39":  {user(0, "find_user_id_by_name_zip")},
+		"46":  {{1, "get_order_details", "Order not found", false}, {2, "get_order_details", "Order not found", false}},
+		"47":  {{1, "get_order_details", "Order not found", false}, {2, "get_order_details", "Order not found", false}},
+		"54":  {user(0, "find_user_id_by_email")},
+		"55":  {user(0, "find_user_id_by_email")},
+		"64":  {{6, "exchange_delivered_order_items", "Non-delivered order cannot be exchanged", true}},
+		"67":  {user(0, "find_user_id_by_name_zip"), user(1, "find_user_id_by_name_zip")},
+		"68":  {user(0, "find_user_id_by_name_zip")},
+		"105": {{0, "exchange_delivered_order_items", "Insufficient gift card balance to pay for the price difference", true}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("failed gold actions (-want +got):\n%s", d)
+	}
+	// Task 64: one atomic task (the modification), whose reference holds
+	// all eight gold calls, the failed exchange among them.
+	t64 := byID["64"]
+	var tools []string
+	for _, c := range t64.Atomic[0].Reference {
+		tools = append(tools, c.Tool)
+	}
+	if len(t64.Atomic) != 1 || t64.Atomic[0].ID != "a1" || t64.Atomic[0].Checks[0].Kind != CheckChangedRows ||
+		!reflect.DeepEqual(tools, []string{"find_user_id_by_name_zip", "get_user_details", "get_order_details", "get_order_details",
+			"get_order_details", "get_product_details", "exchange_delivered_order_items", "modify_pending_order_items"}) {
+		t.Errorf("task 64: atomic tasks %+v", t64.Atomic)
+	}
+	if !strings.HasPrefix(t64.Atomic[0].Request, "Please change the items of my pending order #W7464385") {
+		t.Errorf("task 64: request %q", t64.Atomic[0].Request)
+	}
+	// Task 105: no atomic task; the overall checkpoint remains.
+	if t105 := byID["105"]; len(t105.Atomic) != 0 || len(t105.Checks) != 1 || t105.Checks[0].Kind != CheckStateEqual {
+		t.Errorf("task 105: atomic %+v, checks %+v", t105.Atomic, t105.Checks)
+	}
+	// Without a replay every gold action counts: task 64 has two atomic
+	// tasks and no record.
+	raw, err := LoadTau2File(retailTau2Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range raw {
+		if rt.ID != "64" {
+			continue
+		}
+		c, err := FromTau2(rt, retailOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fa, _ := FailedActions(c); len(c.Atomic) != 2 || fa != nil {
+			t.Errorf("task 64 without replay: %d atomic tasks, failed %v", len(c.Atomic), fa)
+		}
+	}
+}
+
+// TestFromTau2ReplayErrors: a replay that fails, or that returns a wrong
+// number of outcomes, is an error naming the task; the task is not
+// converted (nothing is half-dropped).
+func TestFromTau2ReplayErrors(t *testing.T) {
+	raw, err := LoadTau2File(retailTau2Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := raw[64]
+	if rt.ID != "64" {
+		t.Fatalf("task at 64 is %s", rt.ID)
+	}
+	before, _ := json.Marshal(rt)
+	for _, tc := range []struct {
+		name   string
+		replay func(*Tau2Task, []Call) ([]ActionOutcome, error)
+		want   string
+	}{
+		{"replay error", func(*Tau2Task, []Call) ([]ActionOutcome, error) { return nil, errors.New("session refused") },
+			`task "64": evaluation_criteria.actions: replaying the gold actions: session refused`},
+		{"short", func(*Tau2Task, []Call) ([]ActionOutcome, error) { return make([]ActionOutcome, 3), nil },
+			`task "64": evaluation_criteria.actions: the replay returned 3 outcomes for 8 gold actions`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := retailOpts
+			opts.Replay = tc.replay
+			c, err := FromTau2(rt, opts)
+			if c != nil || err == nil || err.Error() != tc.want {
+				t.Errorf("FromTau2 = %v, %v; want error %q", c, err, tc.want)
+			}
+			if after, _ := json.Marshal(rt); !bytes.Equal(before, after) {
+				t.Error("the tau2 task changed")
+			}
+		})
+	}
+}
+
+// TestApplyTau2Basis: on the retail tasks tau2's basis is DB (+
+// NL_ASSERTION): the overall checks become state_equal alone, dropping the
+// 36 tasks' communicate checks weft's basis adds; the nl_assertions stay
+// rubric items. COMMUNICATE and ACTION map to their checks; a basis weft
+// cannot score is an error and leaves the task unchanged.
+func TestApplyTau2Basis(t *testing.T) {
+	_, conv := convertRetail(t)
+	withComm, rubric := 0, 0
+	for _, ct := range conv {
+		if len(ct.Checks) > 1 {
+			withComm++
+		}
+		nRubric := len(ct.Rubric)
+		if err := ApplyTau2Basis(ct); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]Check{{Kind: CheckStateEqual, Note: "final state equals the reference replay's (tau2 DB)"}}, ct.Checks); d != "" {
+			t.Fatalf("task %s: checks (-want +got):\n%s", ct.ID, d)
+		}
+		if len(ct.Rubric) != nRubric || ct.Meta["verifier_basis"] != BasisTau2 {
+			t.Errorf("task %s: rubric %d -> %d, meta %v", ct.ID, nRubric, len(ct.Rubric), ct.Meta)
+		}
+		rubric += nRubric
+		if err := ct.Validate(); err != nil {
+			t.Errorf("task %s: %v", ct.ID, err)
+		}
+	}
+	if withComm != 36 || rubric == 0 {
+		t.Errorf("%d tasks had communicate checks (want 36), %d rubric items", withComm, rubric)
+	}
+
+	mk := func(basis ...any) *Task {
+		return &Task{ID: "x", Brief: "b", Modules: []string{"m"},
+			Atomic: []Atomic{{ID: "a1", Reference: []Call{{Tool: "get", Arguments: json.RawMessage(`{"id":"1"}`)},
+				{Tool: "set", Arguments: json.RawMessage(`{"id":"1"}`), Compare: []string{"id"}}}, Checks: []Check{{Kind: CheckChangedRows}}}},
+			Checks: []Check{{Kind: CheckStateEqual}, {Kind: CheckCommunicate, Text: "42"}},
+			Meta:   map[string]any{MetaRewardBasis: basis, MetaFailedActions: []any{map[string]any{"action": 0.0, "tool": "get", "error": "no", "dropped_atomic": false}}}}
+	}
+	tk := mk("COMMUNICATE", "ACTION")
+	if err := ApplyTau2Basis(tk); err != nil {
+		t.Fatal(err)
+	}
+	want := []Check{{Kind: CheckCommunicate, Text: "42"},
+		{Kind: CheckRequiredCall, Tool: "set", Arguments: json.RawMessage(`{"id":"1"}`), Compare: []string{"id"}, Note: "gold action (tau2 ACTION)"}}
+	if d := cmp.Diff(want, tk.Checks); d != "" {
+		t.Errorf("COMMUNICATE+ACTION checks (-want +got):\n%s", d)
+	}
+	bad := mk("DB", "ENV_ASSERTION")
+	before, _ := json.Marshal(bad)
+	err := ApplyTau2Basis(bad)
+	if err == nil || err.Error() != `task "x": meta.tau2_reward_basis: reward basis "ENV_ASSERTION" cannot be scored by weft (use verifier basis "weft")` {
+		t.Errorf("ENV_ASSERTION: %v", err)
+	}
+	if after, _ := json.Marshal(bad); !bytes.Equal(before, after) {
+		t.Error("a refused basis changed the task")
+	}
+	plain := &Task{ID: "w", Checks: []Check{{Kind: CheckUnchanged}}}
+	if err := ApplyTau2Basis(plain); err != nil || len(plain.Checks) != 1 || plain.Meta != nil {
+		t.Errorf("weft task: %v %+v", err, plain)
 	}
 }

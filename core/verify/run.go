@@ -501,12 +501,16 @@ func forbiddenCall(ledger []LedgerCall, c task.Check) (CheckResult, error) {
 // sides lose them).
 func normText(s string) string { return strings.ReplaceAll(strings.ToLower(s), ",", "") }
 
+// communicate looks for c.Text in the content of every assistant message,
+// those that also carry tool calls included: tau2's communicate_info check
+// reads every assistant message's content, and a model may tell the user
+// something in the same message that makes a call.
 func communicate(msgs []Message, c task.Check) CheckResult {
 	r := CheckResult{Kind: task.CheckCommunicate}
 	want := normText(c.Text)
 	n := 0
 	for i, m := range msgs {
-		if m.Role != model.RoleAssistant || len(m.ToolCalls) > 0 {
+		if m.Role != model.RoleAssistant || m.Content == "" {
 			continue
 		}
 		n++
@@ -516,7 +520,7 @@ func communicate(msgs []Message, c task.Check) CheckResult {
 			return r
 		}
 	}
-	r.Evidence = fmt.Sprintf("none of %d assistant messages to the user says %q", n, c.Text)
+	r.Evidence = fmt.Sprintf("none of %d assistant messages with text says %q", n, c.Text)
 	r.Missing = []string{c.Text}
 	return r
 }

@@ -321,22 +321,28 @@ func TestCommunicate(t *testing.T) {
 	f := newFixture(t)
 	ev := f.evidence(t)
 	for _, tc := range []struct {
-		text   string
-		passed bool
+		text     string
+		passed   bool
+		evidence string
 	}{
-		{"1000", true},
-		{"1,000", true},
-		{"your refund", true},
-		{"VISA 1234", true},
-		{"5000", false}, // said by the user
-		{"77", false},   // in an assistant message with tool calls
-		{"31", false},   // in a tool result
-		{"999", false},  // in the system prompt
+		{"1000", true, `message 4 tells the user "1000"`},
+		{"1,000", true, `message 4 tells the user "1,000"`},
+		{"your refund", true, `message 4 tells the user "your refund"`},
+		{"VISA 1234", true, `message 4 tells the user "VISA 1234"`},
+		// The text of an assistant message that also carries tool calls
+		// counts, as in tau2's communicate_info check.
+		{"77", true, `message 2 tells the user "77"`},
+		{"5000", false, `none of 2 assistant messages with text says "5000"`}, // said by the user
+		{"31", false, `none of 2 assistant messages with text says "31"`},     // in a tool result
+		{"999", false, `none of 2 assistant messages with text says "999"`},   // in the system prompt
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			r := overall(t, ev, verify.Input{Messages: conversation()}, task.Check{Kind: task.CheckCommunicate, Text: tc.text})
 			if r.Passed != tc.passed {
 				t.Errorf("passed = %v, want %v (%s)", r.Passed, tc.passed, r.Evidence)
+			}
+			if r.Evidence != tc.evidence {
+				t.Errorf("evidence = %q, want %q", r.Evidence, tc.evidence)
 			}
 			var want []string
 			if !tc.passed {

@@ -143,7 +143,16 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 			n, res.Failures[0].Stage, res.Failures[0].TaskID, res.Failures[0].Message, filepath.Join(out, pipeline.FileFailures))
 	}
 	r := runResult{Dir: res.Dir, Metrics: &res.Metrics}
-	return a.print(r, func(w io.Writer) error { return printSummary(w, r) })
+	if err := a.print(r, func(w io.Writer) error { return printSummary(w, r) }); err != nil {
+		return err
+	}
+	if m := res.Metrics; m.Episodes > 0 && m.ScoredEpisodes == 0 {
+		// Nothing was measured: a run to fail in scripts and CI, its
+		// folder written all the same.
+		fmt.Fprintf(a.env.Stderr, "weft run: no episode was scored: all %d ended on infrastructure failures (see above); the folder %s holds them\n", m.Episodes, out)
+		return &exitError{code: ExitError}
+	}
+	return nil
 }
 
 // runProgressHook, when set (by tests), sees every pipeline progress event

@@ -680,16 +680,19 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr + "/v1"
 }
 
-// A dead endpoint: every episode is an infrastructure failure, and the run
-// still completes, writes its folder and exits 0.
+// A dead endpoint: every episode is an infrastructure failure; the run
+// still completes and writes its folder, but exits 1 (nothing was scored).
 func TestRunEndpointDead(t *testing.T) {
 	skipUnderRace(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	reg := t.TempDir()
 	args := vllmArgs(dir, closedURL(t))
 	code, stdout, stderr := weftRun(t, context.Background(), reg, append(args, "--json")...)
-	if code != ExitOK {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	if code != ExitError {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitError, stdout, stderr)
+	}
+	if want := "weft run: no episode was scored: all 2 ended on infrastructure failures (see above); the folder " + dir + " holds them\n"; !strings.HasSuffix(stderr, want) {
+		t.Errorf("stderr does not end with %q:\n%s", want, stderr)
 	}
 	m := decodeRun(t, stdout).Metrics
 	if num(t, m, "episodes") != 2 || num(t, m, "infra_failures") != 2 || num(t, m, "scored_episodes") != 0 {
@@ -722,8 +725,8 @@ func TestRunEndpointDead(t *testing.T) {
 
 	// The text summary shows the failures in the INFRA column.
 	code, stdout, stderr = weftRun(t, context.Background(), reg, args...)
-	if code != ExitOK {
-		t.Fatalf("rerun: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	if code != ExitError {
+		t.Fatalf("rerun: exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitError, stdout, stderr)
 	}
 	if !regexp.MustCompile(`(?m)^all +2 +2 +0 +- +-$`).MatchString(stdout) {
 		t.Errorf("summary lacks \"all  2  2  0  -  -\":\n%s", stdout)

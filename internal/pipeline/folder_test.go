@@ -87,9 +87,42 @@ func TestConfigConflicts(t *testing.T) {
 		{"not json", `nope`, []string{"config"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if diff := cmp.Diff(c.want, configConflicts([]byte(old), []byte(c.cur))); diff != "" {
+			if diff := cmp.Diff(c.want, configConflicts([]byte(old), []byte(c.cur), nil)); diff != "" {
 				t.Errorf("conflicts (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// A stage with no results yet may change; one with results may not.
+	oldSFT := `{"rollout": {"seed": 1}, "sft": {"retries": 3}, "grpo": {"group_size": 8}}`
+	curSFT := `{"rollout": {"seed": 1}, "sft": {"retries": 5}, "grpo": {"group_size": 4}}`
+	noGRPO := func(k string) bool { return k == "grpo" }
+	if diff := cmp.Diff([]string{"sft.retries"}, configConflicts([]byte(oldSFT), []byte(curSFT), noGRPO)); diff != "" {
+		t.Errorf("conflicts with grpo empty (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunStageWithoutResultsMayChange: a folder whose rollout ran but whose
+// grpo stage has no results yet accepts a changed grpo block (it is the
+// same experiment), and still refuses a changed rollout seed.
+func TestRunStageWithoutResultsMayChange(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec(t, retailTasks(t, "0"))
+	spec.Stages = []string{StageImport, StageRollout}
+	spec.Rollout.EpisodesPerTask = 1
+	spec.Config = []byte(`{"rollout": {"seed": 7}, "grpo": {"group_size": 4}}`)
+	if _, err := Run(context.Background(), spec, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	spec.Config = []byte(`{"rollout": {"seed": 7}, "grpo": {"group_size": 8}}`)
+	if _, err := Run(context.Background(), spec, Options{Dir: dir}); err != nil {
+		t.Fatalf("changed grpo block without grpo results: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, FileConfig)); string(b) != `{"rollout": {"seed": 7}, "grpo": {"group_size": 8}}` {
+		t.Errorf("config.json = %s, want the new config", b)
+	}
+	spec.Config = []byte(`{"rollout": {"seed": 8}, "grpo": {"group_size": 8}}`)
+	_, err := Run(context.Background(), spec, Options{Dir: dir})
+	if !errors.Is(err, ErrOtherRun) || !strings.Contains(err.Error(), "rollout.seed") {
+		t.Fatalf("changed rollout seed with episodes in the folder: err = %v, want ErrOtherRun naming rollout.seed", err)
 	}
 }

@@ -119,7 +119,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	prompts := map[*task.Task]string{}
 	seen := map[string]string{}
 	for _, ts := range cfg.Tasks {
-		tasks, prompt, err := loadTaskSet(ts, names)
+		tasks, prompt, err := loadTaskSet(ctx, ts, names, srv)
 		if err != nil {
 			return fail(fmt.Errorf("tasks %q: %w", ts.Name, err))
 		}
@@ -198,6 +198,14 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 			spec.GRPO.Filter = &fc
 		}
 	}
+	if cfg.Verifier.Basis == task.BasisTau2 {
+		for _, t := range spec.Tasks {
+			if err := task.ApplyTau2Basis(t); err != nil {
+				return fail(fmt.Errorf("verifier: basis %q: %w", task.BasisTau2, err))
+			}
+		}
+	}
+	spec.Settings = settingsOf(cfg, spec.Tasks)
 	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
 }
 
@@ -275,14 +283,18 @@ func tau2RetailSeed(ctx context.Context, path string) (string, error) {
 	return tmp.Name(), tmp.Close()
 }
 
-func loadTaskSet(ts config.TaskSet, names map[string]string) ([]*task.Task, string, error) {
+// loadTaskSet loads the tasks of ts; tau2 tasks are converted with their
+// gold actions replayed on srv (a gold action the module refuses starts no
+// atomic task, as tau2 ignores it; see task.FromTau2).
+func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string, srv *megamcp.Server) ([]*task.Task, string, error) {
 	var mods []string
 	for _, m := range ts.Modules {
 		mods = append(mods, names[m])
 	}
 	var out []*task.Task
 	if ts.Tau2 != "" {
-		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, ReadOnly: task.RetailReadOnly, Source: ts.Name})
+		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, ReadOnly: task.RetailReadOnly, Source: ts.Name,
+			Replay: host.GoldReplay(ctx, srv, mods)})
 		if err != nil {
 			return nil, "", err
 		}

@@ -48,7 +48,8 @@ func sftStats(mode string, results []*train.SampleResult) *report.SFTStats {
 
 func grpoStats(level string, results []*train.GRPOResult) *report.GRPOStats {
 	s := train.SummarizeGRPO(results)
-	return &report.GRPOStats{Level: level, Groups: s.Groups, NonZeroGroups: s.NonZero, Segments: s.Segments, MaskedSegments: s.Masked}
+	return &report.GRPOStats{Level: level, Groups: s.Groups, NonZeroGroups: s.NonZero, Segments: s.Segments, MaskedSegments: s.Masked,
+		Detectors: s.Patterns}
 }
 
 func (r *runner) passK() int {
@@ -84,6 +85,7 @@ func (r *runner) metrics() report.Metrics {
 		failed[f.Stage][f.TaskID] = true
 	}
 	m.SFTFailedTasks, m.GRPOFailedTasks = len(failed[StageSFT]), len(failed[StageGRPO])
+	m.Settings = r.spec.Settings
 	return m
 }
 

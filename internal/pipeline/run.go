@@ -112,7 +112,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	}
 	if len(spec.Config) > 0 {
 		if old, err := os.ReadFile(filepath.Join(opts.Dir, FileConfig)); err == nil {
-			if diff := configConflicts(old, spec.Config); len(diff) > 0 {
+			if diff := configConflicts(old, spec.Config, r.noResults); len(diff) > 0 {
 				return nil, fmt.Errorf("%w: %s holds a run whose config differs in %s, which the results depend on; use a new --out, or remove the folder to start over", ErrOtherRun, opts.Dir, strings.Join(diff, ", "))
 			}
 		}
@@ -451,12 +451,30 @@ var resumeFree = map[string]bool{
 	"rollout.concurrency": true, "rollout.retries": true, "rollout.backoff": true,
 }
 
+// stageJournals are the config blocks whose results are one stage's
+// journal only: while that journal is empty, the block may change.
+var stageJournals = map[string]string{"sft": FileSFT, "grpo": FileGRPO}
+
+// noResults reports whether nothing in the folder came from the resolved
+// config's top-level block key: a training-stage block (sft, grpo) whose
+// journal is empty or absent. Any other block counts as having results.
+func (r *runner) noResults(key string) bool {
+	f, ok := stageJournals[key]
+	if !ok {
+		return false
+	}
+	st, err := os.Stat(r.path(f))
+	return err != nil || st.Size() == 0
+}
+
 // configConflicts compares two resolved configs (JSON objects) and returns
 // the fields, sorted, whose values differ and matter to results already in
 // the folder. A block the old config did not have (null or absent) may be
-// added: nothing in the folder came from it. Configs that are not JSON
-// objects conflict as a whole ("config").
-func configConflicts(old, cur []byte) []string {
+// added, and a block noResults reports nothing came from (a stage that has
+// no results yet; nil = every block has results) may change: nothing in the
+// folder came from it. Configs that are not JSON objects conflict as a
+// whole ("config").
+func configConflicts(old, cur []byte, noResults func(key string) bool) []string {
 	var a, b map[string]json.RawMessage
 	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
 		if bytes.Equal(old, cur) {
@@ -466,7 +484,7 @@ func configConflicts(old, cur []byte) []string {
 	}
 	var out []string
 	for k, av := range a {
-		if resumeFree[k] || isNull(av) {
+		if resumeFree[k] || isNull(av) || noResults != nil && noResults(k) {
 			continue
 		}
 		bv := b[k]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
@@ -72,6 +73,9 @@ type Spec struct {
 	Formats []string
 	// PassK are the k of pass^k and pass@k in metrics.json (default 1).
 	PassK []int
+	// Settings are the experiment's settings as metrics.json and the
+	// report state them (nil = not stated).
+	Settings *report.Settings
 }
 
 // Policy is a configured policy: how to build it for a whole episode and

@@ -505,13 +505,15 @@ func (v *viewUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plug
 	return nil
 }
 
+// toUserMessages is the text of every assistant message, those with tool
+// calls included (what the communicate check reads, as tau2 does).
 func toUserMessages(tr *plugin.Trajectory) []string {
 	if tr == nil {
 		return nil
 	}
 	var out []string
 	for _, m := range tr.Messages {
-		if m.Role == plugin.RoleAssistant && len(m.ToolCalls) == 0 && m.Content != "" {
+		if m.Role == plugin.RoleAssistant && m.Content != "" {
 			out = append(out, m.Content)
 		}
 	}
