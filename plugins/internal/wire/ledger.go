@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
 	pb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
@@ -94,11 +95,11 @@ func FromLedgerCall(p *pb.LedgerCall) (megamcp.Record, error) {
 		r.Error = &megamcp.ErrorInfo{Kind: string(k), Message: msg}
 	}
 	if res := p.GetResult(); res != nil {
-		mr := &module.Result{IsError: res.GetIsError(), Content: []module.Content{}}
+		mr := &module.Result{CallResult: abi.CallResult{IsError: res.GetIsError(), Content: []abi.Content{}}}
 		for _, c := range res.GetContent() {
-			mc := module.Content{Type: c.GetType(), Text: c.GetText(), Data: c.GetData(), MimeType: c.GetMimeType(), URI: c.GetUri(), Name: c.GetName()}
+			mc := abi.Content{Type: c.GetType(), Text: c.GetText(), Data: c.GetData(), MimeType: c.GetMimeType(), URI: c.GetUri(), Name: c.GetName()}
 			if rc := c.GetResource(); rc != nil {
-				mc.Resource = &module.ResourceContents{URI: rc.GetUri(), MimeType: rc.GetMimeType(), Text: rc.GetText(), Blob: rc.GetBlob()}
+				mc.Resource = &abi.ResourceContents{URI: rc.GetUri(), MimeType: rc.GetMimeType(), Text: rc.GetText(), Blob: rc.GetBlob()}
 			}
 			mr.Content = append(mr.Content, mc)
 		}

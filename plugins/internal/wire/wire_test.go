@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/megamcp"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
 )
 
@@ -76,8 +77,8 @@ func TestLedgerCallRoundTrip(t *testing.T) {
 	in := []megamcp.Record{
 		{Index: 0, Session: "s", Generation: 1, Kind: megamcp.KindCall, Seq: 3, Module: "retail", Tool: "cancel",
 			Arguments: json.RawMessage(`{"order_id":"#W1"}`), RowsChanged: 1, DurationMs: 1.25, Clock: 42, Time: ts,
-			Result: &module.Result{Content: []module.Content{{Type: "text", Text: "ok"}, {Type: "resource", Resource: &module.ResourceContents{URI: "u", Text: "t"}}},
-				StructuredContent: json.RawMessage(`{"ok":true}`)}},
+			Result: &module.Result{CallResult: abi.CallResult{Content: []abi.Content{{Type: "text", Text: "ok"}, {Type: "resource", Resource: &abi.ResourceContents{URI: "u", Text: "t"}}},
+				StructuredContent: json.RawMessage(`{"ok":true}`)}}},
 		{Index: 1, Session: "s", Generation: 1, Kind: megamcp.KindCall, Tool: "get", Arguments: json.RawMessage(`{}`),
 			Error: &megamcp.ErrorInfo{Kind: "trap", Message: "unreachable"}, Time: ts},
 		{Index: 2, Session: "s", Generation: 2, Kind: megamcp.KindRestore, Version: "v9", Time: ts},
