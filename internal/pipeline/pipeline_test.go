@@ -520,7 +520,7 @@ func TestRolloutJudge(t *testing.T) {
 		switch e.Task {
 		case "16":
 			if e.Score == nil || e.RubricScore == nil || *e.RubricScore != 0.75 {
-				t.Errorf("task 16: score %v rubric %v, want a score and rubric 0.75", e.Score, e.RubricScore)
+				t.Errorf("task 16: score %v rubric %v infra %+v, want a score and rubric 0.75", e.Score, e.RubricScore, e.Infra)
 			}
 		case "0":
 			if e.Score == nil || e.RubricScore != nil {
@@ -539,7 +539,7 @@ func TestRolloutJudge(t *testing.T) {
 		t.Fatalf("judge down: %d infra failures, %d scored; want 1 and 1 (task 0 has no rubric)", res.Metrics.InfraFailures, res.Metrics.ScoredEpisodes)
 	}
 	for _, e := range (&runner{opts: Options{Dir: dir}}).loadEpisodesOnly() {
-		if e.Task == "16" && (e.Infra == nil || e.Infra.Kind != "judge" || !strings.Contains(e.Infra.Message, "judge endpoint down")) {
+		if e.Task == "16" && (e.Infra == nil || e.Infra.Code() != "judge" || !strings.Contains(e.Infra.Message, "judge endpoint down")) {
 			t.Errorf("task 16 with the judge down: infra %+v, want kind judge with the cause", e.Infra)
 		}
 	}

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -108,19 +110,19 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	t := job.Task
 	ref, err := e.reference(ctx, t)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "reference", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Reference, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	user, err := task.NewUser(t, job.View, e.UserOptions)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "task", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Task, Kind: failure.Failed, Message: err.Error()}
 	}
 	pol, err := e.Policy(job)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "policy", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Policy, Kind: failure.Failed, Message: err.Error()}
 	}
 	h, err := e.harness(ctx, job.Harness)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "plugin_start", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Plugin, Kind: failure.Start, Message: err.Error(), Retryable: true}
 	}
 	mods := t.Modules
 	if e.Modules != nil {
@@ -128,7 +130,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	info, err := e.Server.Create(ctx, megamcp.CreateOptions{Modules: mods, Version: t.InitialVersion, Seed: job.Seed})
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	out := &rollout.Outcome{Session: info.ID, Ledger: "session:" + info.ID}
 	if e.OnSession != nil {
@@ -137,7 +139,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	defer e.Server.Delete(info.ID, 0)
 	initial, err := e.Server.Current(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	prompt := ""
 	if e.SystemPrompt != nil {
@@ -164,18 +166,19 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	final, err := e.Server.Current(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	ledger, err := e.ledger(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "ledger", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.LedgerPart, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	versions := map[string]*state.Version{verify.Initial: initial, verify.Final: final}
 	for k, v := range ref.versions {
 		versions[k] = v
 	}
-	host := &plugin.HostSet{StateService: verifier.EvidenceState(verify.NewStateEvidence(versions))}
-	vr, err := verifyEpisode(ctx, e.Verifier, host, info.ID, t, ledger, tr)
+	ev := verify.NewStateEvidence(versions)
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
+	vr, err := verifyEpisode(ctx, e.Verifier, ev, info.ID, t, ledger, tr)
 	if err != nil {
 		return out, err
 	}
@@ -190,7 +193,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		}
 		items, mean, err := verify.ScoreRubric(ctx, t, msgs, e.Judge)
 		if err != nil {
-			return out, &rollout.InfraError{Kind: "judge", Message: err.Error(), Retryable: true}
+			return out, &rollout.InfraError{Component: failure.Judge, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 		}
 		out.Rubric, out.RubricScore = items, mean
 	}
@@ -198,22 +201,28 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	if score < 1 {
 		in := attribute.Input{Task: t, Result: vr, Ledger: ledger, Reference: ref.report,
 			Messages: toUserMessages(tr), Modules: ref.modules}
-		areq, err := rules.Request(info.ID, in)
-		if err != nil {
-			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error()}
+		var atts []attribute.Attribution
+		if e.Attributor == nil {
+			// The built-in rules in process: typed, no request at all.
+			in.Evidence = ev
+			if atts, err = attribute.Attribute(ctx, in); err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+			}
+		} else {
+			areq, err := rules.Request(info.ID, in)
+			if err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error()}
+			}
+			var aresp plugin.AttributeResponse
+			if err := e.Attributor.Attribute(ctx, host, areq, &aresp); err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error(), Retryable: true}
+			}
+			if aresp.Failure != nil {
+				return out, pluginFailure(failure.Attributor, aresp.Failure)
+			}
+			atts = rules.Attributions(&aresp)
 		}
-		var aresp plugin.AttributeResponse
-		at := e.Attributor
-		if at == nil {
-			at = rules.New()
-		}
-		if err := at.Attribute(ctx, host, areq, &aresp); err != nil {
-			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error(), Retryable: true}
-		}
-		if aresp.Failure != nil {
-			return out, &rollout.InfraError{Kind: "attributor_" + aresp.Failure.Kind, Message: aresp.Failure.Message, Retryable: true}
-		}
-		if b, err := json.Marshal(rules.Attributions(&aresp)); err == nil {
+		if b, err := json.Marshal(atts); err == nil {
 			out.Attributions = b
 		}
 	}
@@ -230,51 +239,74 @@ func runError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &pe):
-		return &rollout.InfraError{Kind: "plugin_" + pe.Kind, Message: err.Error(), Retryable: pe.Kind != "error"}
+		return &rollout.InfraError{Component: failure.Plugin, Kind: pe.Kind, Message: err.Error(), Retryable: pe.Kind != failure.OwnError}
 	default:
-		return &rollout.InfraError{Kind: "harness", Message: err.Error()}
+		return &rollout.InfraError{Component: failure.Harness, Kind: failure.Failed, Message: err.Error()}
 	}
 }
 
 // failureError maps a harness's Failure (a host service failed during the
-// episode) to an infrastructure failure: its kind, retryable, except the
-// harness's own error ("plugin" -> "harness_error", not retryable);
-// "deadline" becomes "harness_deadline".
+// episode) to an infrastructure failure of the service's component and
+// kind (plugin.FailureParts), retryable except the harness's own error
+// (component harness, kind error).
 func failureError(f *plugin.Failure) *rollout.InfraError {
-	kind, retry := f.Kind, true
-	switch kind {
-	case "plugin":
-		// The harness's own error (plugin.FailureFromError of a
-		// non-host error): deterministic, not worth retrying.
-		kind, retry = "harness_error", false
-	case "deadline":
-		kind = "harness_deadline"
-	}
-	return &rollout.InfraError{Kind: kind, Message: f.Message, Retryable: retry}
+	c, k := plugin.FailureParts(f)
+	return &rollout.InfraError{Component: c, Kind: k, Message: f.Message, Retryable: !(c == failure.Harness && k == failure.OwnError)}
 }
 
-// verifyEpisode scores episode id of t with vf (nil = the exec verifier in
-// process) over host's State service, the ledger and the trajectory.
-// Errors are *rollout.InfraError ("verifier", "verifier_<failure kind>").
-func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
-	vreq, err := exec.Request(t, ledger, tr)
+// pluginFailure maps the Failure a verifier or attributor (via) reported:
+// its own error is component via; a host service's failure keeps the
+// service and names via. Retryable.
+func pluginFailure(via failure.Component, f *plugin.Failure) *rollout.InfraError {
+	c, k := plugin.FailureParts(f)
+	if c == failure.Harness {
+		return &rollout.InfraError{Component: via, Kind: k, Message: f.Message, Retryable: true}
+	}
+	return &rollout.InfraError{Via: via, Component: c, Kind: k, Message: f.Message, Retryable: true}
+}
+
+// verifyEpisode scores episode id of t over the evidence ev (the
+// episode's states) with vf, the ledger and the trajectory. Executor.Execute
+// and the training turn (TrainEnv) both verify through it. A nil vf is the
+// built-in exec verifier run in process on the typed values (verify.Verify:
+// no request, no conversion); a plugin gets a weft.plugin.v2 VerifyRequest
+// (task, ledger, trajectory and the initial -> final diff) and ev as its
+// State service. Errors are *rollout.InfraError (component verifier, or a
+// host service the verifier reported via verifier).
+func verifyEpisode(ctx context.Context, vf plugin.Verifier, ev verify.Evidence, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
+	if vf == nil {
+		res, err := verify.Verify(ctx, verify.Input{Task: t, Ledger: ledger, Messages: exec.Messages(tr)}, ev)
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, verify.ErrBadTask):
+			return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.BadRequest, Message: err.Error(), Retryable: true}
+		case errors.Is(err, verify.ErrNoVersion):
+			return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.NoSuchVersion, Message: err.Error(), Retryable: true}
+		default:
+			return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+		}
+	}
+	diff, err := ev.Diff(ctx, verify.Initial, verify.Final)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+		return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+	}
+	vreq, err := exec.Request(t, ledger, tr, diff)
+	if err != nil {
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error()}
 	}
 	vreq.EpisodeId = id
 	var vresp plugin.VerifyResponse
-	if vf == nil {
-		vf = exec.Verifier{}
-	}
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
 	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	if vresp.Failure != nil {
-		return nil, &rollout.InfraError{Kind: "verifier_" + vresp.Failure.Kind, Message: vresp.Failure.Message, Retryable: true}
+		return nil, pluginFailure(failure.Verifier, vresp.Failure)
 	}
 	vr, err := exec.Decode(&vresp)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error()}
 	}
 	return vr, nil
 }
@@ -284,7 +316,7 @@ func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet
 // but the failing module and tool are named so the component can be
 // revised. Nil for other failures.
 func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawMessage {
-	if !strings.HasPrefix(f.Kind, "env_") {
+	if c, _ := plugin.FailureParts(f); c != failure.Env {
 		return nil
 	}
 	ledger, err := e.Server.Ledger(session, 0, 1<<20)
@@ -293,7 +325,7 @@ func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawM
 	}
 	for i := len(ledger) - 1; i >= 0; i-- {
 		r := ledger[i]
-		if r.Kind != megamcp.KindCall || r.Error == nil || !attribute.ModuleErrorKinds[r.Error.Kind] {
+		if r.Kind != megamcp.KindCall || r.Error == nil || !failure.Kind(r.Error.Kind).InModule() {
 			continue
 		}
 		b, _ := json.Marshal([]attribute.Attribution{{
@@ -354,7 +386,7 @@ func readLedger(srv *megamcp.Server, id string, from uint64, f func(megamcp.Reco
 func LedgerCall(r megamcp.Record) verify.LedgerCall {
 	lc := verify.LedgerCall{Index: r.Index, Tool: r.Tool, Arguments: r.Arguments, RowsChanged: r.RowsChanged}
 	if r.Error != nil {
-		lc.ErrorKind = r.Error.Kind
+		lc.ErrorKind = failure.Kind(r.Error.Kind)
 	}
 	if r.Result != nil {
 		lc.IsError = r.Result.IsError
@@ -499,7 +531,7 @@ func (v *viewUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plug
 	}
 	content, done, err := v.u.Next(ctx, toUser)
 	if err != nil {
-		return &plugin.HostError{Service: "user", Kind: "internal", Message: err.Error()}
+		return &plugin.HostError{Service: failure.User, Kind: failure.Internal, Message: err.Error()}
 	}
 	resp.Content, resp.Done = content, done
 	return nil

@@ -1,14 +1,17 @@
 package plugin
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // ServeConfig says what a plugin binary serves. Set at least one of
@@ -39,20 +42,20 @@ func Serve(cfg *ServeConfig) {
 }
 
 // hostDialer gives plugin methods the Host of a request: it dials the
-// host's broker connection once per broker id and caches it.
+// host-services address of a HostAccess once per address and token and
+// caches the connection.
 type hostDialer struct {
-	sh     *shared
-	broker *goplugin.GRPCBroker
+	sh *shared
 }
 
-// host returns the Host of an episode whose services the host serves on
-// broker id; id 0 means none (every service returns HostError
-// "unavailable").
-func (d hostDialer) host(id uint32, episodeID string) (Host, error) {
-	if id == 0 {
+// host returns the Host of an episode whose services the host serves at
+// access; an absent access (or address) means none (every service returns
+// HostError "unavailable").
+func (d hostDialer) host(access *HostAccess, episodeID string) (Host, error) {
+	if access.GetAddress() == "" {
 		return HostSet{}, nil
 	}
-	conn, err := d.conn(id)
+	conn, err := d.conn(access)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +67,17 @@ func (d hostDialer) host(id uint32, episodeID string) (Host, error) {
 	}, nil
 }
 
-func (d hostDialer) conn(id uint32) (*grpc.ClientConn, error) {
-	key := connKey{d.broker, id}
+// bearer is the per-RPC credential carrying a HostAccess token.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{tokenMetadata: "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
+
+func (d hostDialer) conn(access *HostAccess) (*grpc.ClientConn, error) {
+	key := connKey{access.GetAddress(), access.GetToken()}
 	d.sh.mu.Lock()
 	e, ok := d.sh.conns[key]
 	if !ok {
@@ -77,9 +89,11 @@ func (d hostDialer) conn(id uint32) (*grpc.ClientConn, error) {
 		<-e.ready
 		return e.conn, e.err
 	}
-	e.conn, e.err = d.broker.Dial(id)
+	e.conn, e.err = grpc.NewClient("passthrough:///"+access.GetAddress(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(bearer(access.GetToken())))
 	if e.err != nil {
-		e.err = fmt.Errorf("weft plugin: dial host services (broker id %d): %w", id, e.err)
+		e.err = fmt.Errorf("weft plugin: dial host services at %s: %w", access.GetAddress(), e.err)
 		d.sh.mu.Lock()
 		delete(d.sh.conns, key) // a later request may retry
 		d.sh.mu.Unlock()
@@ -101,6 +115,20 @@ func (s *shared) closeConns() {
 			delete(s.conns, k)
 		default:
 		}
+	}
+}
+
+// closeHosts stops the host-services servers (host side).
+func (s *shared) closeHosts() {
+	s.mu.Lock()
+	hs := make([]*hostServer, 0, len(s.hosts))
+	for k, h := range s.hosts {
+		hs = append(hs, h)
+		delete(s.hosts, k)
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		h.close()
 	}
 }
 
@@ -126,7 +154,7 @@ type remoteModel struct {
 func (m *remoteModel) Generate(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error {
 	req.EpisodeId = m.ep
 	if err := m.conn.Invoke(ctx, pluginpb.Model_Generate_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "model", err)
+		return hostCallError(ctx, failure.Model, err)
 	}
 	return nil
 }
@@ -139,7 +167,7 @@ type remoteEnv struct {
 func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_ListTools_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "env", err)
+		return hostCallError(ctx, failure.Env, err)
 	}
 	return nil
 }
@@ -147,7 +175,7 @@ func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *
 func (e *remoteEnv) CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_CallTool_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "env", err)
+		return hostCallError(ctx, failure.Env, err)
 	}
 	return nil
 }
@@ -160,7 +188,7 @@ type remoteUser struct {
 func (u *remoteUser) Next(ctx context.Context, req *UserRequest, resp *UserResponse) error {
 	req.EpisodeId = u.ep
 	if err := u.conn.Invoke(ctx, pluginpb.User_Next_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "user", err)
+		return hostCallError(ctx, failure.User, err)
 	}
 	return nil
 }
@@ -173,7 +201,7 @@ type remoteState struct {
 func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Query_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }
@@ -181,7 +209,7 @@ func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryR
 func (s *remoteState) Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Hash_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }
@@ -189,7 +217,7 @@ func (s *remoteState) Hash(ctx context.Context, req *HashRequest, resp *HashResp
 func (s *remoteState) Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Diff_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }
@@ -211,7 +239,7 @@ func (s *harnessServer) Describe(ctx context.Context, req *DescribeRequest) (*De
 }
 
 func (s *harnessServer) RunEpisode(ctx context.Context, req *RunEpisodeRequest) (*RunEpisodeResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}
@@ -237,7 +265,7 @@ func (s *verifierServer) Describe(ctx context.Context, req *DescribeRequest) (*D
 }
 
 func (s *verifierServer) Verify(ctx context.Context, req *VerifyRequest) (*VerifyResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}
@@ -263,7 +291,7 @@ func (s *attributorServer) Describe(ctx context.Context, req *DescribeRequest) (
 }
 
 func (s *attributorServer) Attribute(ctx context.Context, req *AttributeRequest) (*AttributeResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}

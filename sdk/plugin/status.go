@@ -8,45 +8,36 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
-// Wire encoding of errors (both directions of weft.plugin.v1).
+// Wire encoding of errors (both directions of weft.plugin.v2).
 //
 // A *HostError crosses the wire as a gRPC status whose code is Aborted
-// (Unavailable when Kind is "unavailable", DeadlineExceeded when Kind is
-// "deadline"), whose message is HostError.Message, and whose details hold
-// one google.protobuf.Struct:
-//
-//	{"weft_error": "host_error", "service": "<service>", "kind": "<kind>"}
+// (Unavailable when Kind is unavailable, DeadlineExceeded when Kind is
+// deadline, Unauthenticated for unauthenticated), whose message is
+// HostError.Message, and whose details hold one weft.plugin.v2.Failure
+// with the service as component and the kind.
 //
 // Any other error a plugin method returns crosses as status code Unknown
-// with the error text as message and the detail {"weft_error":
-// "plugin_error"}. Statuses without a weft_error detail come from the gRPC
-// transport (or from a peer that is not this SDK).
-const (
-	detailKey        = "weft_error"
-	detailHostError  = "host_error"
-	detailPluginErr  = "plugin_error"
-	detailServiceKey = "service"
-	detailKindKey    = "kind"
-)
+// with the error text as message and the detail Failure{component:
+// PLUGIN, kind: ERROR}. Statuses without a Failure detail come from the
+// gRPC transport (or from a peer that is not this SDK).
 
 // hostErrorStatus encodes he as a gRPC status error.
 func hostErrorStatus(he *HostError) error {
 	code := codes.Aborted
 	switch he.Kind {
-	case "unavailable":
+	case failure.Unavailable:
 		code = codes.Unavailable
-	case "deadline":
+	case failure.Deadline:
 		code = codes.DeadlineExceeded
+	case failure.Unauthenticated:
+		code = codes.Unauthenticated
 	}
 	st := status.New(code, he.Message)
-	d, err := structpb.NewStruct(map[string]any{detailKey: detailHostError, detailServiceKey: he.Service, detailKindKey: he.Kind})
-	if err != nil {
-		return st.Err()
-	}
-	if withD, err := st.WithDetails(d); err == nil {
+	if withD, err := st.WithDetails(NewFailure(he.Service, he.Kind, "")); err == nil {
 		st = withD
 	}
 	return st.Err()
@@ -55,7 +46,7 @@ func hostErrorStatus(he *HostError) error {
 // serviceErrorStatus encodes the error a host service returned: a
 // *HostError as is (its Service set to service when empty), context errors
 // as Kind "deadline"/"canceled", anything else as Kind "internal".
-func serviceErrorStatus(service string, err error) error {
+func serviceErrorStatus(service failure.Component, err error) error {
 	var he *HostError
 	switch {
 	case errors.As(err, &he):
@@ -65,11 +56,11 @@ func serviceErrorStatus(service string, err error) error {
 		}
 		return hostErrorStatus(&c)
 	case errors.Is(err, context.DeadlineExceeded):
-		return hostErrorStatus(&HostError{Service: service, Kind: "deadline", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Deadline, Message: err.Error()})
 	case errors.Is(err, context.Canceled):
-		return hostErrorStatus(&HostError{Service: service, Kind: "canceled", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Canceled, Message: err.Error()})
 	default:
-		return hostErrorStatus(&HostError{Service: service, Kind: "internal", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Internal, Message: err.Error()})
 	}
 }
 
@@ -87,27 +78,26 @@ func pluginErrorStatus(err error) error {
 		return status.FromContextError(err).Err()
 	}
 	st := status.New(codes.Unknown, err.Error())
-	d, derr := structpb.NewStruct(map[string]any{detailKey: detailPluginErr})
-	if derr == nil {
-		if withD, werr := st.WithDetails(d); werr == nil {
-			st = withD
-		}
+	if withD, werr := st.WithDetails(NewFailure(failure.Plugin, failure.OwnError, "")); werr == nil {
+		st = withD
 	}
 	return st.Err()
 }
 
-// weftDetail returns the weft_error detail of st and its fields.
-func weftDetail(st *status.Status) (kind string, fields map[string]*structpb.Value) {
+// weftDetail returns the Failure detail of st, if any.
+func weftDetail(st *status.Status) *Failure {
 	for _, d := range st.Details() {
-		s, ok := d.(*structpb.Struct)
-		if !ok {
-			continue
-		}
-		if v, ok := s.GetFields()[detailKey]; ok {
-			return v.GetStringValue(), s.GetFields()
+		if f, ok := d.(*Failure); ok {
+			return f
 		}
 	}
-	return "", nil
+	return nil
+}
+
+// isPluginError reports whether f is the detail of a plugin's own error.
+func isPluginError(f *Failure) bool {
+	c, k := FailureParts(f)
+	return c == failure.Plugin && k == failure.OwnError
 }
 
 // hostCallError is the error a plugin sees from a host-service call that
@@ -118,11 +108,11 @@ func weftDetail(st *status.Status) (kind string, fields map[string]*structpb.Val
 // "deadline"/"canceled" reply with the caller's own deadline due within a
 // second waits for that deadline before deciding. Otherwise it is
 // decodeHostError's *HostError.
-func hostCallError(ctx context.Context, service string, err error) error {
+func hostCallError(ctx context.Context, service failure.Component, err error) error {
 	herr := decodeHostError(service, err)
 	if ctx.Err() == nil {
 		he, _ := herr.(*HostError)
-		if dl, ok := ctx.Deadline(); ok && he != nil && (he.Kind == "deadline" || he.Kind == "canceled") && time.Until(dl) < time.Second {
+		if dl, ok := ctx.Deadline(); ok && he != nil && (he.Kind == failure.Deadline || he.Kind == failure.Canceled) && time.Until(dl) < time.Second {
 			t := time.NewTimer(time.Until(dl) + 100*time.Millisecond)
 			select {
 			case <-ctx.Done():
@@ -141,22 +131,25 @@ func hostCallError(ctx context.Context, service string, err error) error {
 // into a *HostError. Errors without the encoding (transport failures) get
 // a Kind from their gRPC code: "deadline", "canceled", "unavailable" or
 // "internal".
-func decodeHostError(service string, err error) error {
+func decodeHostError(service failure.Component, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
-		return &HostError{Service: service, Kind: "internal", Message: err.Error()}
+		return &HostError{Service: service, Kind: failure.Internal, Message: err.Error()}
 	}
-	if k, f := weftDetail(st); k == detailHostError {
-		return &HostError{Service: f[detailServiceKey].GetStringValue(), Kind: f[detailKindKey].GetStringValue(), Message: st.Message()}
+	if f := weftDetail(st); f != nil && !isPluginError(f) {
+		c, k := FailureParts(f)
+		return &HostError{Service: c, Kind: k, Message: st.Message()}
 	}
-	kind := "internal"
+	kind := failure.Internal
 	switch st.Code() {
 	case codes.DeadlineExceeded:
-		kind = "deadline"
+		kind = failure.Deadline
 	case codes.Canceled:
-		kind = "canceled"
+		kind = failure.Canceled
 	case codes.Unavailable:
-		kind = "unavailable"
+		kind = failure.Unavailable
+	case codes.Unauthenticated:
+		kind = failure.Unauthenticated
 	}
 	return &HostError{Service: service, Kind: kind, Message: st.Message()}
 }
