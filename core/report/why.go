@@ -113,10 +113,11 @@ func Diagnose(episodes []Episode, grpo *GRPOStats) Diagnosis {
 	blame := map[string]*TaskBlame{}
 	for _, e := range episodes {
 		if e.Infra != nil {
-			r := infra[e.Infra.Kind]
+			code := e.Infra.Code()
+			r := infra[code]
 			if r == nil {
-				r = &InfraReason{Kind: e.Infra.Kind, Example: e.Key, Message: e.Infra.Message}
-				infra[e.Infra.Kind] = r
+				r = &InfraReason{Kind: code, Example: e.Key, Message: e.Infra.Message}
+				infra[code] = r
 			}
 			r.Episodes++
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,8 +14,8 @@ import (
 // attribution blames with their distinct revise targets, the detectors of
 // the GRPO stage.
 func TestDiagnose(t *testing.T) {
-	infra := func(key, kind, msg string) Episode {
-		return Episode{Key: key, Task: "t", Infra: &rollout.InfraError{Kind: kind, Message: msg}}
+	infra := func(key string, c failure.Component, kind failure.Kind, msg string) Episode {
+		return Episode{Key: key, Task: "t", Infra: &rollout.InfraError{Component: c, Kind: kind, Message: msg}}
 	}
 	blamed := func(key, task string, as ...attribute.Attribution) Episode {
 		return Episode{Key: key, Task: task, Score: f(0), Attributions: as}
@@ -23,12 +24,12 @@ func TestDiagnose(t *testing.T) {
 		return attribute.Attribution{Checkpoint: cp, Class: attribute.ClassTask, Revise: revise, Evidence: ev}
 	}
 	eps := []Episode{
-		infra("t/agentic/react/p/0", "model_timeout", "deadline exceeded after 2m0s"),
+		infra("t/agentic/react/p/0", failure.Model, failure.Timeout, "deadline exceeded after 2m0s"),
 		blamed("105/agentic/react/p/0", "105", taskAtt("a1", "task:105/atomic:a1", "reference call 0 of atomic task a1 failed"),
 			taskAtt("overall", "task:105/atomic:a1", "second")),
-		infra("t/agentic/react/p/1", "plugin_exited", "harness exited with status 2"),
+		infra("t/agentic/react/p/1", failure.Plugin, failure.Exited, "harness exited with status 2"),
 		blamed("9/agentic/native/p/0", "9", attribute.Attribution{Checkpoint: "a1", Class: attribute.ClassPolicy, Revise: "policy"}),
-		infra("t/agentic/react/p/2", "plugin_exited", "harness exited with status 1"),
+		infra("t/agentic/react/p/2", failure.Plugin, failure.Exited, "harness exited with status 1"),
 		blamed("105/simuser/react/p/0", "105", taskAtt("a2", "task:105/atomic:a2", "third")),
 	}
 	got := Diagnose(eps, &GRPOStats{Detectors: map[string]int{"repeated_call": 2}})

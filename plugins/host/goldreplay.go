@@ -30,7 +30,7 @@ func GoldReplay(ctx context.Context, srv *megamcp.Server, modules []string) func
 			if err != nil {
 				switch kind := megamcp.ErrorKind(err); kind {
 				case "invalid_arguments", "unknown_tool":
-					out[i] = task.ActionOutcome{Failed: true, Reason: kind + ": " + err.Error()}
+					out[i] = task.ActionOutcome{Failed: true, Reason: string(kind) + ": " + err.Error()}
 					continue
 				}
 				return nil, fmt.Errorf("gold action %d (%s): %w", i, c.Tool, err)
