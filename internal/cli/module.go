@@ -350,8 +350,10 @@ func newModuleTestCmd(a *app, f *moduleFlags) *cobra.Command {
 		Short: "Replay recorded call sequences and compare with a reference implementation",
 		Long: `Replay every case of FILE from a fresh copy of the module's seed state and
 compare, call by call, the error classification and the JSON-equal output,
-then the final state through the module's export hook (see package
-core/module/moduletest for the format and the rules). Prints every mismatch
+then the final state through the module's export hook (format and rules:
+docs/module-test.md). A file with no cases, a case with neither "calls" nor
+"final_changes", or an unknown key (with a did-you-mean) is refused before
+anything runs. Prints every mismatch
 and then the summary line "N passed, M failed"; exits 1 on any mismatch.`,
 		Example: `  weft module test retail --cases examples/data/tau2-retail/oracle/tasks-train.json`,
 		Args:    exactArgs(1, "a module reference"),
