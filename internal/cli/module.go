@@ -96,7 +96,8 @@ func (f *moduleFlags) load(ref string) (*module.Bundle, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return reg.Get(ref)
+	b, d, err := reg.Get(ref)
+	return b, d, withModuleSuggestion(err, ref, reg)
 }
 
 func newModuleCmd(a *app) *cobra.Command {
@@ -329,7 +330,7 @@ infrastructure failure (trap, deadline, memory cap).`,
 			}}
 			res, err := m.Call(ctx, sess, args[1], json.RawMessage(argJSON))
 			if err != nil {
-				return err
+				return withToolSuggestion(err, args[1], b.Manifest)
 			}
 			enc := json.NewEncoder(a.env.Stdout)
 			enc.SetEscapeHTML(false)

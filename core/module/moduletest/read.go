@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/weft-dev/weft/internal/suggest"
 )
 
 // The keys of a cases file. Known keys are what Run reads; extra keys are
@@ -124,7 +126,7 @@ func checkKeys(where string, obj map[string]json.RawMessage, known, extra []stri
 	slices.Sort(bad)
 	k := bad[0]
 	msg := fmt.Sprintf("%s: unknown key %q", where, k)
-	if s := closest(k, known); s != "" {
+	if s := suggest.Closest(k, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	extras := "none"
@@ -136,43 +138,4 @@ func checkKeys(where string, obj map[string]json.RawMessage, known, extra []stri
 		msg += fmt.Sprintf(" (%d unknown keys: %s)", len(bad), strings.Join(bad, ", "))
 	}
 	return fmt.Errorf("%s", msg)
-}
-
-// closest returns the candidate nearest to s by edit distance (case
-// insensitive) when it is within 2 edits or one contains the other, else "".
-func closest(s string, candidates []string) string {
-	best, bestD := "", 3
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := editDistance(ls, lc)
-		if d >= bestD && (strings.Contains(lc, ls) || strings.Contains(ls, lc)) && len(ls) >= 3 {
-			d = bestD - 1
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
