@@ -36,8 +36,8 @@ func ExtraKeys() map[string][]string {
 // every case checks something. It fails, naming the case (index and id) and
 // the key, for: malformed JSON; a file with no cases; a case without an id,
 // or with an id used before; a case with neither "calls" nor
-// "final_changes" (a case with "calls": [] and "final_changes": {} is a
-// real check: nothing may change); a call without a name; and any key that
+// "final_changes" (null counts as absent; a case with "calls": [] and
+// "final_changes": {} is a real check: nothing may change); a call without a name; and any key that
 // is neither known nor a documented extra (with "did you mean" the closest
 // known key).
 func Read(r io.Reader) (*File, error) {
@@ -87,8 +87,8 @@ func Read(r io.Reader) (*File, error) {
 		if err := checkKeys(where, keys, caseKeys, caseExtra); err != nil {
 			return nil, fmt.Errorf("moduletest: %w", err)
 		}
-		_, hasCalls := keys["calls"]
-		_, hasFinal := keys["final_changes"]
+		hasCalls := present(keys["calls"])
+		hasFinal := present(keys["final_changes"])
 		if !hasCalls && !hasFinal {
 			return nil, fmt.Errorf(`moduletest: %s checks nothing: it has neither "calls" nor "final_changes" (give "calls": [] and "final_changes": {} to check that nothing changes)`, where)
 		}
@@ -109,6 +109,11 @@ func Read(r io.Reader) (*File, error) {
 		}
 	}
 	return &f, nil
+}
+
+// present reports a key given with a value other than null.
+func present(v json.RawMessage) bool {
+	return len(v) > 0 && string(bytes.TrimSpace(v)) != "null"
 }
 
 // checkKeys refuses the keys of obj that are neither known nor extra, in

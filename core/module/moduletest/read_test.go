@@ -26,6 +26,8 @@ func TestReadRefusesCasesThatCheckNothing(t *testing.T) {
 			`moduletest: case 1 ("t2") checks nothing: it has neither "calls" nor "final_changes" (give "calls": [] and "final_changes": {} to check that nothing changes)`},
 		{"call key", `{"cases": [{"id": "t1", "calls": [{"name": "x", "argument": {}}]}]}`,
 			`moduletest: case 0 ("t1") call 0: unknown key "argument" (did you mean "arguments"?); known keys: name, arguments, error, output; accepted extra keys: raised, bfcl_text, turn, bfcl_call (docs/module-test.md)`},
+		{"null calls", `{"cases": [{"id": "t1", "calls": null}]}`,
+			`moduletest: case 0 ("t1") checks nothing: it has neither "calls" nor "final_changes" (give "calls": [] and "final_changes": {} to check that nothing changes)`},
 		{"call without name", `{"cases": [{"id": "t1", "calls": [{"arguments": {}}]}]}`,
 			`moduletest: case 0 ("t1") call 0 has no name`},
 		{"file key", `{"source": "s", "case": [{"id": "t1", "calls": []}]}`,
