@@ -166,11 +166,21 @@ func (s *Server) Metrics() *Metrics { return s.met }
 // Store returns the state store of the server's versions and workspaces.
 func (s *Server) Store() *state.Store { return s.store }
 
+// moduleLookupError is ErrNoSuchModule (404) for a reference the registry
+// does not hold, and an internal error (500) when the registry could not be
+// read: an I/O failure is not an unknown module.
+func moduleLookupError(ref string, err error) error {
+	if errors.Is(err, module.ErrNotFound) {
+		return fmt.Errorf("%w: %s: %v", ErrNoSuchModule, ref, err)
+	}
+	return fmt.Errorf("module %s: %w", ref, err)
+}
+
 // loadModule resolves ref in the registry and compiles it once per digest.
 func (s *Server) loadModule(ctx context.Context, ref string) (*loadedModule, error) {
 	digest, err := s.cfg.Registry.Resolve(ref)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNoSuchModule, ref, err)
+		return nil, moduleLookupError(ref, err)
 	}
 	s.mu.RLock()
 	lm := s.modules[digest]
@@ -188,7 +198,7 @@ func (s *Server) loadModule(ctx context.Context, ref string) (*loadedModule, err
 	}
 	b, _, err := s.cfg.Registry.Get(digest)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNoSuchModule, ref, err)
+		return nil, moduleLookupError(ref, err)
 	}
 	mod, err := s.cfg.Runtime.Compile(ctx, b.Wasm)
 	if err != nil {

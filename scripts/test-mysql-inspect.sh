@@ -10,4 +10,4 @@ if ! command -v mariadb >/dev/null; then
 	exit 1
 fi
 mariadb --version
-WEFT_REQUIRE_MARIADB=1 exec go test -race -count=1 -run 'TestMySQLServerMariaDBClient' -v ./core/state/
+WEFT_REQUIRE_MARIADB=1 exec go test -race -count=1 -run 'TestMySQLServerMariaDBClient' -v ./megamcp/inspect/

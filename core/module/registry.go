@@ -131,11 +131,12 @@ func (r *Registry) Tag(name, tag, digest string) error {
 
 // Resolve turns a reference into a digest. A reference is "sha256:<hex>", a
 // "name" (meaning name:latest) or "name:tag". Unknown references wrap
-// ErrNotFound.
+// ErrNotFound; a registry that cannot be read (permissions, too many open
+// files, a damaged directory) gives the I/O error, not ErrNotFound.
 func (r *Registry) Resolve(ref string) (string, error) {
 	if digestRe.MatchString(ref) {
 		if _, err := os.Stat(r.blobPath(ref)); err != nil {
-			return "", fmt.Errorf("%w: %s", ErrNotFound, ref)
+			return "", notFoundOr(err, ref)
 		}
 		return ref, nil
 	}
@@ -148,7 +149,7 @@ func (r *Registry) Resolve(ref string) (string, error) {
 	}
 	data, err := os.ReadFile(filepath.Join(r.dir, "refs", name, tag))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", ErrNotFound, ref)
+		return "", notFoundOr(err, ref)
 	}
 	return strings.TrimSpace(string(data)), nil
 }
@@ -162,13 +163,23 @@ func (r *Registry) Get(ref string) (*Bundle, string, error) {
 	}
 	data, err := os.ReadFile(r.blobPath(d))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s", ErrNotFound, d)
+		return nil, "", notFoundOr(err, d)
 	}
 	if got := digestOf(data); got != d {
 		return nil, "", fmt.Errorf("%w: stored bundle %s is corrupt (content digest %s)", ErrInvalidBundle, d, got)
 	}
 	b, err := ReadBundle(bytes.NewReader(data))
 	return b, d, err
+}
+
+// notFoundOr is ErrNotFound for a file that does not exist (what a missing
+// reference looks like on disk), else the I/O error itself: an unreadable
+// registry must not look like an unknown module.
+func notFoundOr(err error, ref string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNotFound, ref)
+	}
+	return fmt.Errorf("module registry: reading %s: %w", ref, err)
 }
 
 // Tar returns the stored canonical tar of a reference.
@@ -179,7 +190,7 @@ func (r *Registry) Tar(ref string) ([]byte, string, error) {
 	}
 	data, err := os.ReadFile(r.blobPath(d))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s", ErrNotFound, d)
+		return nil, "", notFoundOr(err, d)
 	}
 	return data, d, nil
 }

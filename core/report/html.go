@@ -90,16 +90,10 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return strings.Join(parts, ", ")
 	},
-	"ks": func(m Metrics) []int {
-		ks := make([]int, 0, len(m.PassHatK))
-		for k := range m.PassHatK {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return ks
-	},
-	"at":   func(m map[int]float64, k int) string { return strconv.FormatFloat(m[k], 'f', 3, 64) },
-	"join": func(ss []string) string { return strings.Join(ss, "; ") },
+	"ks":     func(m Metrics) []int { return sortedKeys(m.PassHatK) },
+	"taskks": func(m Metrics) []int { return sortedKeys(m.TaskPassHatK) },
+	"at":     func(m map[int]float64, k int) string { return strconv.FormatFloat(m[k], 'f', 3, 64) },
+	"join":   func(ss []string) string { return strings.Join(ss, "; ") },
 	"mix": func(ms []MixSetting) string {
 		parts := make([]string, len(ms))
 		for i, m := range ms {
@@ -316,4 +310,14 @@ func scoreText(f *float64) string {
 		return "infra"
 	}
 	return strconv.FormatFloat(*f, 'f', 2, 64)
+}
+
+// sortedKeys returns the k of a pass@k / pass^k map in increasing order.
+func sortedKeys(m map[int]float64) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -108,9 +108,38 @@ func checkReportDOM(t *testing.T, doc string) {
 			t.Errorf("report lacks %q", s)
 		}
 	}
-	if n := strings.Count(doc, "<tr><td>t1</td>") + strings.Count(doc, "<tr><td>t2</td>"); n != 3 {
+	perTask := tableOf(doc, "table-per-task")
+	if n := strings.Count(perTask, "<tr><td>t1</td>") + strings.Count(perTask, "<tr><td>t2</td>"); n != 3 {
 		t.Errorf("per-task table has %d rows, want 3", n)
 	}
+	// pass@k and pass^k per task over all its episodes (t1: 4 of 6 passed).
+	want := "<tr><td>t1</td><td class=\"num\">6</td><td class=\"num\">4/6</td><td>1: 0.667, 2: 0.933</td><td>1: 0.667, 2: 0.400</td></tr>" +
+		"\n<tr><td>t2</td><td class=\"num\">2</td><td class=\"num\">0/1</td><td>1: 0.000</td><td>1: 0.000</td></tr>"
+	if got := tableOf(doc, "table-task-passk"); !strings.Contains(got, want) {
+		t.Errorf("task pass^k table:\n%s\nlacks\n%s", got, want)
+	}
+	for _, s := range []string{
+		"per task over all its episodes (mean over 2 tasks)</th><td class=\"num\">0.333 / 0.333</td>",
+		"per task over all its episodes (mean over 1 tasks)</th><td class=\"num\">0.933 / 0.400</td>",
+		"<td>1: 0.333, 2: 1.000</td><td>1: 0.333, 2: 0.333</td>", // agentic x react pass@k, pass^k
+	} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+// tableOf returns the HTML of the table with the given id ("" if none).
+func tableOf(doc, id string) string {
+	i := strings.Index(doc, `<table id="`+id+`">`)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(doc[i:], "</table>")
+	if j < 0 {
+		return doc[i:]
+	}
+	return doc[i : i+j]
 }
 
 func TestWriteHTMLCharts(t *testing.T) {

@@ -105,6 +105,16 @@ type Metrics struct {
 	PassAtK    map[int]float64 `json:"pass_at_k"`
 	PassHatK   map[int]float64 `json:"pass_hat_k"`
 	PassKTasks map[int]int     `json:"pass_k_tasks"`
+	// TaskPassAtK and TaskPassHatK are tau-bench's headline figures: pass@k
+	// and pass^k of each task over all its scored episodes (every view,
+	// harness and policy; ByTask), averaged over the tasks with at least k
+	// scored episodes, for k = 1..K; TaskPassKTasks maps k to the number of
+	// tasks averaged. A k no task reaches is absent.
+	TaskPassAtK    map[int]float64 `json:"task_pass_at_k"`
+	TaskPassHatK   map[int]float64 `json:"task_pass_hat_k"`
+	TaskPassKTasks map[int]int     `json:"task_pass_k_tasks"`
+	// ByTask is one row per task over all its episodes, sorted by task.
+	ByTask []TaskPassK `json:"by_task"`
 	// SFT: the rejection-sampling stage (all 0 and "" when it did not run).
 	// SFTTrajectories counts the whole trajectories kept
 	// (SFTStats.Accepted), SFTRecords the SFT records written
@@ -158,10 +168,30 @@ type GroupRate struct {
 	// PassRate is Passed / Scored.
 	PassRate  *float64 `json:"pass_rate"`
 	MeanScore *float64 `json:"mean_score"`
-	// PassHatK is pass^k averaged over the group's tasks, as
-	// Metrics.PassHatK.
+	// PassAtK and PassHatK are pass@k and pass^k averaged over the
+	// group's tasks (each over its samples in this cell), as
+	// Metrics.PassAtK; PassKTasks maps k to the number of tasks averaged.
+	PassAtK    map[int]float64 `json:"pass_at_k"`
+	PassHatK   map[int]float64 `json:"pass_hat_k"`
+	PassKTasks map[int]int     `json:"pass_k_tasks"`
+}
+
+// TaskPassK is one task over all its episodes (every view, harness and
+// policy): Episodes, of which Scored have a score and Passed a score of 1,
+// and pass@k and pass^k for k in 1..min(K, Scored).
+type TaskPassK struct {
+	Task     string          `json:"task"`
+	Episodes int             `json:"episodes"`
+	Scored   int             `json:"scored"`
+	Passed   int             `json:"passed"`
+	PassAtK  map[int]float64 `json:"pass_at_k"`
 	PassHatK map[int]float64 `json:"pass_hat_k"`
 }
+
+// KAll as Compute's k computes pass@k and pass^k for every k the samples
+// allow: k = 1..n for a task or cell of n scored samples. Metrics.K is then
+// the largest such n.
+const KAll = math.MaxInt
 
 // HarnessTools is the tool error rate of one harness.
 type HarnessTools struct {
@@ -201,7 +231,7 @@ var AttributionClasses = []attribute.Class{
 
 // Compute aggregates episodes and the optional stage summaries (nil when a
 // stage did not run) into Metrics, with pass@k and pass^k for k = 1..k
-// (none when k < 1). An episode is scored when its Score is non-nil and
+// (none when k < 1; every k the samples allow when k is KAll). An episode is scored when its Score is non-nil and
 // passed when Score == 1. The episodes are not modified.
 func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics {
 	m := Metrics{
@@ -276,6 +306,35 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 	}
 	m.PassAtK, m.PassHatK, m.PassKTasks = averageK(m.PerTask, k)
 
+	// Per task over all its episodes.
+	m.ByTask = []TaskPassK{}
+	var pooled []TaskOutcome
+	for _, g := range groupBy(episodes, func(e Episode) [4]string { return [4]string{e.Task} }) {
+		t := TaskPassK{Task: g.key[0], PassAtK: map[int]float64{}, PassHatK: map[int]float64{}}
+		for _, e := range g.eps {
+			t.Episodes++
+			if e.Score != nil {
+				t.Scored++
+				if *e.Score == 1 {
+					t.Passed++
+				}
+			}
+		}
+		for j := 1; j <= min(k, t.Scored); j++ {
+			t.PassAtK[j] = rollout.PassAtK(t.Scored, t.Passed, j)
+			t.PassHatK[j] = rollout.PassHatK(t.Scored, t.Passed, j)
+		}
+		m.ByTask = append(m.ByTask, t)
+		pooled = append(pooled, TaskOutcome{Scored: t.Scored, Passed: t.Passed})
+	}
+	m.TaskPassAtK, m.TaskPassHatK, m.TaskPassKTasks = averageK(pooled, k)
+	if k == KAll {
+		m.K = 0
+		for _, t := range m.ByTask {
+			m.K = max(m.K, t.Scored)
+		}
+	}
+
 	// Per view x harness.
 	for _, g := range groupBy(episodes, func(e Episode) [4]string { return [4]string{e.View, e.Harness} }) {
 		r := GroupRate{View: g.key[0], Harness: g.key[1]}
@@ -302,7 +361,7 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 				sub = append(sub, t)
 			}
 		}
-		_, r.PassHatK, _ = averageK(sub, k)
+		r.PassAtK, r.PassHatK, r.PassKTasks = averageK(sub, k)
 		m.PassRateBy = append(m.PassRateBy, r)
 	}
 
@@ -343,7 +402,11 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 // tasks with at least k scored samples.
 func averageK(tasks []TaskOutcome, k int) (at, hat map[int]float64, n map[int]int) {
 	at, hat, n = map[int]float64{}, map[int]float64{}, map[int]int{}
-	for j := 1; j <= k; j++ {
+	most := 0
+	for _, t := range tasks {
+		most = max(most, t.Scored)
+	}
+	for j := 1; j <= min(k, most); j++ {
 		var sa, sh float64
 		c := 0
 		for _, t := range tasks {

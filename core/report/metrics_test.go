@@ -28,9 +28,11 @@ func TestComputeFixture(t *testing.T) {
 		PassRate: f(4.0 / 7),
 		PassRateBy: []GroupRate{
 			{View: "agentic", Harness: "react", Episodes: 5, InfraFailures: 1, Scored: 4, Passed: 2,
-				PassRate: f(0.5), MeanScore: f(2.5 / 4), PassHatK: map[int]float64{1: 1.0 / 3, 2: 1.0 / 3}},
+				PassRate: f(0.5), MeanScore: f(2.5 / 4), PassAtK: map[int]float64{1: 1.0 / 3, 2: 1},
+				PassHatK: map[int]float64{1: 1.0 / 3, 2: 1.0 / 3}, PassKTasks: map[int]int{1: 2, 2: 1}},
 			{View: "simuser", Harness: "native", Episodes: 3, Scored: 3, Passed: 2,
-				PassRate: f(2.0 / 3), MeanScore: f(0.75), PassHatK: map[int]float64{1: 2.0 / 3, 2: 1.0 / 3}},
+				PassRate: f(2.0 / 3), MeanScore: f(0.75), PassAtK: map[int]float64{1: 2.0 / 3, 2: 1},
+				PassHatK: map[int]float64{1: 2.0 / 3, 2: 1.0 / 3}, PassKTasks: map[int]int{1: 1, 2: 1}},
 		},
 		MeanScore:      f(4.75 / 7),
 		ScoreHistogram: []int{1, 0, 1, 0, 0, 1, 0, 0, 0, 4},
@@ -46,7 +48,18 @@ func TestComputeFixture(t *testing.T) {
 		PassAtK:    map[int]float64{1: 4.0 / 9, 2: 1},
 		PassHatK:   map[int]float64{1: 4.0 / 9, 2: 1.0 / 3},
 		PassKTasks: map[int]int{1: 3, 2: 2},
-		SFTMode:    "prefix", SFTTasks: 3, SFTTrajectories: 2, SFTRecords: 3, SFTKeptTurns: 5, SFTAttempts: 9,
+		// Per task over all its episodes: t1 has 6 scored, 4 passed
+		// (pass@2 = 1 - C(2,2)/C(6,2) = 14/15, pass^2 = C(4,2)/C(6,2) = 2/5);
+		// t2 1 scored, 0 passed.
+		TaskPassAtK:    map[int]float64{1: (4.0/6 + 0) / 2, 2: 14.0 / 15},
+		TaskPassHatK:   map[int]float64{1: (4.0/6 + 0) / 2, 2: 2.0 / 5},
+		TaskPassKTasks: map[int]int{1: 2, 2: 1},
+		ByTask: []TaskPassK{
+			{Task: "t1", Episodes: 6, Scored: 6, Passed: 4,
+				PassAtK: map[int]float64{1: 4.0 / 6, 2: 14.0 / 15}, PassHatK: map[int]float64{1: 4.0 / 6, 2: 2.0 / 5}},
+			{Task: "t2", Episodes: 2, Scored: 1, Passed: 0, PassAtK: map[int]float64{1: 0}, PassHatK: map[int]float64{1: 0}},
+		},
+		SFTMode: "prefix", SFTTasks: 3, SFTTrajectories: 2, SFTRecords: 3, SFTKeptTurns: 5, SFTAttempts: 9,
 		SFTTurnsResampled: 2, SFTAttemptsPerKeptTurn: f(1.8),
 		GRPOLevel: "turn", GRPOGroups: 10, GRPONonZeroGroups: 6, GRPOSegments: 40, GRPOMaskedSegments: 4,
 		GRPOMaskedShare: f(0.1),
@@ -114,6 +127,8 @@ func TestComputeEmpty(t *testing.T) {
 		ScoreHistogram: make([]int, 10), PassRateBy: []GroupRate{}, ToolErrorsBy: []HarnessTools{},
 		Attributions: map[attribute.Class]int{"policy": 0, "environment": 0, "task": 0, "verifier": 0},
 		PassAtK:      map[int]float64{}, PassHatK: map[int]float64{}, PassKTasks: map[int]int{},
+		TaskPassAtK: map[int]float64{}, TaskPassHatK: map[int]float64{}, TaskPassKTasks: map[int]int{},
+		ByTask:  []TaskPassK{},
 		PerTask: []TaskOutcome{},
 		Why:     Diagnosis{InfraReasons: []InfraReason{}, TaskAttributions: []TaskBlame{}, Detectors: map[string]int{}},
 	}

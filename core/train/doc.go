@@ -11,8 +11,9 @@
 //   - rejection-sampling bookkeeping: the acceptance rule for one atomic turn
 //     (Accept) and tallies over many (SamplingStats);
 //   - the task–verifier consistency filter (Filter);
-//   - dataset exporters (SFTRecord, OpenAIRecord, RLSegment, VerlRLRecord
-//     and their JSONL / parquet writers);
+//   - the dataset records (SFTRecord, OpenAIRecord, RLSegment,
+//     VerlRLRecord); their JSONL and parquet writers are in core/dataset, so
+//     this package imports no file-format library;
 //   - the drivers, over the Env/Episode interface (snapshot, restore, fork,
 //     one verified atomic turn at a time): RejectionSample, prefix-preserving
 //     or end-to-end rejection sampling for SFT (SampleResult.SFT,

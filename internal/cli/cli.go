@@ -141,6 +141,7 @@ const rootExample = `  # Show the version, commit, Go version and platform
 
 func newRootCmd(env Env) *cobra.Command {
 	a := &app{env: env, logLevel: levelFlag(slog.LevelInfo), logFormat: "text"}
+	var showVersion bool
 	root := &cobra.Command{
 		Use:                        "weft",
 		Short:                      "Stateful, verifiable tool environments and agent post-training data",
@@ -166,9 +167,13 @@ func newRootCmd(env Env) *cobra.Command {
 			return usageErrorf("%s (see 'weft --help')", msg)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				return printVersion(a)
+			}
 			return cmd.Help()
 		},
 	}
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as 'weft version' does (with --json, one JSON object)")
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -186,6 +191,9 @@ func newRootCmd(env Env) *cobra.Command {
 
 // noArgs rejects positional arguments with a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.HasSubCommands() {
+		return unknownSubcommand(cmd, args[0])
+	}
 	if len(args) > 0 {
 		return usageErrorf("%q takes no arguments, got %q", cmd.CommandPath(), strings.Join(args, " "))
 	}

@@ -96,7 +96,8 @@ func (f *moduleFlags) load(ref string) (*module.Bundle, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return reg.Get(ref)
+	b, d, err := reg.Get(ref)
+	return b, d, withModuleSuggestion(err, ref, reg)
 }
 
 func newModuleCmd(a *app) *cobra.Command {
@@ -329,7 +330,7 @@ infrastructure failure (trap, deadline, memory cap).`,
 			}}
 			res, err := m.Call(ctx, sess, args[1], json.RawMessage(argJSON))
 			if err != nil {
-				return err
+				return withToolSuggestion(err, args[1], b.Manifest)
 			}
 			enc := json.NewEncoder(a.env.Stdout)
 			enc.SetEscapeHTML(false)
@@ -350,8 +351,10 @@ func newModuleTestCmd(a *app, f *moduleFlags) *cobra.Command {
 		Short: "Replay recorded call sequences and compare with a reference implementation",
 		Long: `Replay every case of FILE from a fresh copy of the module's seed state and
 compare, call by call, the error classification and the JSON-equal output,
-then the final state through the module's export hook (see package
-core/module/moduletest for the format and the rules). Prints every mismatch
+then the final state through the module's export hook (format and rules:
+docs/module-test.md). A file with no cases, a case with neither "calls" nor
+"final_changes", or an unknown key (with a did-you-mean) is refused before
+anything runs. Prints every mismatch
 and then the summary line "N passed, M failed"; exits 1 on any mismatch.`,
 		Example: `  weft module test retail --cases examples/data/tau2-retail/oracle/tasks-train.json`,
 		Args:    exactArgs(1, "a module reference"),

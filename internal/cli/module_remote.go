@@ -25,7 +25,7 @@ type remoteFlags struct {
 }
 
 func (r *remoteFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&r.server, "server", "", "registry server URL, e.g. http://localhost:8080 (the API under "+registry.MountPath+" is implied)")
+	cmd.Flags().StringVar(&r.server, "server", "", "registry server URL, e.g. http://localhost:7420 (the API under "+registry.MountPath+" is implied)")
 	cmd.Flags().StringVar(&r.token, "token", "", "bearer token for the server (default $WEFT_TOKEN)")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "give up on the server after this long")
 }
@@ -75,7 +75,7 @@ bare name, else the manifest version. The server verifies the digest of
 what it received and the bundle before storing it; like a local build it
 also tags NAME:<version> and NAME:latest (docs/registry.md). The last line
 of stdout is the digest.`,
-		Example: `  weft module push hello --server http://localhost:8080
+		Example: `  weft module push hello --server http://localhost:7420
   WEFT_TOKEN=... weft module push hello:1.0.0 --server https://weft.example.com`,
 		Args: exactArgs(1, "a module reference"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -144,7 +144,7 @@ against the server's Weft-Digest header and, for a digest REF, against REF;
 the manifest's name must be REF's and the bundle must check like a built
 one. Like a local build, storing also tags name:<version> and name:latest.
 The last line of stdout is the digest.`,
-		Example: `  weft module pull hello:0.1.0 --server http://localhost:8080`,
+		Example: `  weft module pull hello:0.1.0 --server http://localhost:7420`,
 		Args:    exactArgs(1, "a module reference"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

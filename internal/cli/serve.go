@@ -60,7 +60,8 @@ is acknowledged, sessions are checkpointed in the background, and a restart
 on the same --data recovers every session (checkpoint + ledger replay).
 
 The admin token comes from --token or $WEFT_TOKEN; when neither is set a
-random one is generated and printed on stderr.`
+random one is generated and printed on stderr. /mcp itself is not
+authenticated: an --addr that is not loopback prints a warning on stderr.`
 
 const serveExample = `  # Serve the retail module on loopback, state and ledgers under ./weft-data
   weft serve --addr 127.0.0.1:7420 --data ./weft-data --module retail
@@ -151,6 +152,9 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 		return err
 	}
 	defer ln.Close()
+	if w := exposureWarning(ln.Addr()); w != "" {
+		fmt.Fprintf(a.env.Stderr, "weft: warning: %s\n", w)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, f.callTimeout)
@@ -227,7 +231,7 @@ type mcpFlags struct {
 	modules  []string
 	seed     uint64
 	stateOut string
-	version  string
+	stateIn  string // --state-in (formerly --version)
 }
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -237,8 +241,10 @@ func newMCPCmd(a *app) *cobra.Command {
 		Short: "Serve one session of tool modules over MCP stdio (for desktop MCP clients)",
 		Long: `Serve one weft session over MCP's stdio transport: JSON-RPC messages on
 stdin/stdout, logs on stderr. The session starts from the modules' seed state
-(or --version FILE, a weft.state/v1 export) and lives as long as the process;
---state-out writes its final state (weft.state/v1) on exit.`,
+(or --state-in FILE, a weft.state/v1 export) and lives as long as the
+process; --state-out writes its final state (weft.state/v1) on exit. The old
+name of --state-in, --version, still works and is deprecated (--version means
+the program's version everywhere else: weft --version).`,
 		Example: `  # In an MCP client's configuration (clients often start servers with a
   # filtered environment, so name the registry explicitly):
   #   command "weft", args ["mcp", "--module", "retail", "--registry", "/path/to/registry"]
@@ -253,7 +259,9 @@ stdin/stdout, logs on stderr. The session starts from the modules' seed state
 	fl.StringArrayVar(&f.modules, "module", nil, "module reference; repeat for a lifecycle group (required)")
 	fl.Uint64Var(&f.seed, "seed", 0, "session seed")
 	fl.StringVar(&f.stateOut, "state-out", "", "write the session's final state here on exit (weft.state/v1)")
-	fl.StringVar(&f.version, "version", "", "start from this state file (weft.state/v1) instead of the seed")
+	fl.StringVar(&f.stateIn, "state-in", "", "start from this state file (weft.state/v1) instead of the seed")
+	fl.StringVar(&f.stateIn, "version", "", "deprecated name of --state-in")
+	_ = fl.MarkDeprecated("version", "use --state-in FILE (--version means the program's version: weft --version)")
 	return cmd
 }
 
@@ -267,8 +275,8 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 	}
 	defer closeSrv()
 	opts := megamcp.CreateOptions{Modules: f.modules, Seed: f.seed}
-	if f.version != "" {
-		b, err := os.ReadFile(f.version)
+	if f.stateIn != "" {
+		b, err := os.ReadFile(f.stateIn)
 		if err != nil {
 			return err
 		}
@@ -315,3 +323,14 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 }
 
 func srvMetrics(s *megamcp.Server) *prometheus.Registry { return s.Metrics().Registry }
+
+// exposureWarning says what a listen address exposes when it is not
+// loopback ("" for loopback): /mcp has no authentication, so anyone who can
+// reach the address can create sessions and call tools.
+func exposureWarning(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if ok && tcp.IP.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("listening on %s, which is not loopback: /mcp is unauthenticated, so anyone who can reach this address can create sessions and call tools (the admin API and /metrics need the token); use --addr 127.0.0.1:PORT or put an authenticating proxy in front", addr)
+}

@@ -37,16 +37,19 @@ one, and "dev" / "unknown" otherwise.`,
 		Example: `  weft version
   weft version --json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			info, source := resolveVersion(a.env.Build, debug.ReadBuildInfo)
-			a.log().Debug("resolved build info", "source", source, "version", info.Version, "commit", info.Commit)
-			return a.print(info, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "weft %s\ncommit:  %s\ngo:      %s\nos/arch: %s/%s\n",
-					info.Version, info.Commit, info.GoVersion, info.OS, info.Arch)
-				return err
-			})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return printVersion(a) },
 	}
+}
+
+// printVersion prints what `weft version` (and `weft --version`) reports.
+func printVersion(a *app) error {
+	info, source := resolveVersion(a.env.Build, debug.ReadBuildInfo)
+	a.log().Debug("resolved build info", "source", source, "version", info.Version, "commit", info.Commit)
+	return a.print(info, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "weft %s\ncommit:  %s\ngo:      %s\nos/arch: %s/%s\n",
+			info.Version, info.Commit, info.GoVersion, info.OS, info.Arch)
+		return err
+	})
 }
 
 // resolveVersion combines the -ldflags stamps with the build information

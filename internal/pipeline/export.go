@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/weft-dev/weft/core/dataset"
 	"github.com/weft-dev/weft/core/train"
 )
 
@@ -90,13 +91,13 @@ func (r *runner) export() error {
 		}
 	}
 	if r.wants(FormatTRL) {
-		if err := write(datasetTRL, func(b *bytes.Buffer) error { return train.WriteSFTJSONL(b, sft) }); err != nil {
+		if err := write(datasetTRL, func(b *bytes.Buffer) error { return dataset.WriteSFTJSONL(b, sft) }); err != nil {
 			return err
 		}
 	}
 	step(FormatTRL)
 	if r.wants(FormatVerlSFT) {
-		if err := write(datasetVerlSFT, func(b *bytes.Buffer) error { return train.WriteSFTParquet(b, sft) }); err != nil {
+		if err := write(datasetVerlSFT, func(b *bytes.Buffer) error { return dataset.WriteSFTParquet(b, sft) }); err != nil {
 			return err
 		}
 	}
@@ -106,13 +107,13 @@ func (r *runner) export() error {
 		for i, s := range sft {
 			recs[i] = train.NewOpenAIRecord(s.Messages, s.Tools)
 		}
-		if err := write(datasetOpenAI, func(b *bytes.Buffer) error { return train.WriteOpenAIJSONL(b, recs) }); err != nil {
+		if err := write(datasetOpenAI, func(b *bytes.Buffer) error { return dataset.WriteOpenAIJSONL(b, recs) }); err != nil {
 			return err
 		}
 	}
 	step(FormatOpenAI)
 	if r.wants(FormatRLJSONL) {
-		if err := write(datasetRLSegments, func(b *bytes.Buffer) error { return train.WriteRLJSONL(b, segs) }); err != nil {
+		if err := write(datasetRLSegments, func(b *bytes.Buffer) error { return dataset.WriteRLJSONL(b, segs) }); err != nil {
 			return err
 		}
 	}
@@ -122,7 +123,7 @@ func (r *runner) export() error {
 		for _, g := range r.groups {
 			recs = append(recs, g.VerlRecords(train.VerlOptions{DataSource: verlDataSourceBase + r.spec.Name, StartIndex: int64(len(recs))})...)
 		}
-		if err := write(datasetVerlRL, func(b *bytes.Buffer) error { return train.WriteVerlRLParquet(b, recs) }); err != nil {
+		if err := write(datasetVerlRL, func(b *bytes.Buffer) error { return dataset.WriteVerlRLParquet(b, recs) }); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,10 @@ const (
 	FileFailures     = "failures.json"
 	FileMetrics      = "metrics.json"
 	FileReport       = "report.html"
-	DirDatasets      = "datasets"
+	// FileLock exists while a weft run writes the folder; it holds the
+	// run's pid (see ErrFolderBusy).
+	FileLock    = "weft.lock"
+	DirDatasets = "datasets"
 )
 
 // journal is an append-only JSONL file of records keyed by a string: what

@@ -104,7 +104,6 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		Policies:  map[string]Policy{},
 		Harnesses: map[string]Harness{},
 		Formats:   cfg.Output.Formats,
-		PassK:     []int{1},
 	}
 	if ext := filepath.Ext(spec.Name); ext != "" {
 		spec.Name = spec.Name[:len(spec.Name)-len(ext)]

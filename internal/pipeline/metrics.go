@@ -53,6 +53,9 @@ func grpoStats(level string, results []*train.GRPOResult) *report.GRPOStats {
 }
 
 func (r *runner) passK() int {
+	if len(r.spec.PassK) == 0 {
+		return report.KAll
+	}
 	k := 1
 	for _, x := range r.spec.PassK {
 		k = max(k, x)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weft-dev/weft/core/dataset"
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
@@ -260,7 +261,7 @@ func TestRunFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sft, err := train.ReadSFTJSONL(f)
+	sft, err := dataset.ReadSFTJSONL(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +279,7 @@ func TestRunFolder(t *testing.T) {
 			t.Errorf("sft record %d: %d messages, first role %q, %d tools", i, len(rec.Messages), rec.Messages[0].Role, len(rec.Tools))
 		}
 	}
-	pq, err := train.ReadSFTParquetFile(filepath.Join(dir, DirDatasets, datasetVerlSFT))
+	pq, err := dataset.ReadSFTParquetFile(filepath.Join(dir, DirDatasets, datasetVerlSFT))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestRunFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs, err := train.ReadRLJSONL(f)
+	segs, err := dataset.ReadRLJSONL(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestRunFolder(t *testing.T) {
 	if masked != m.GRPOMaskedSegments {
 		t.Errorf("masked segments %d, metrics %d", masked, m.GRPOMaskedSegments)
 	}
-	verl, err := train.ReadVerlRLParquetFile(filepath.Join(dir, DirDatasets, datasetVerlRL))
+	verl, err := dataset.ReadVerlRLParquetFile(filepath.Join(dir, DirDatasets, datasetVerlRL))
 	if err != nil {
 		t.Fatal(err)
 	}

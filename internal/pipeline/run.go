@@ -27,6 +27,11 @@ import (
 // a different config: resuming would mix two experiments' results.
 var ErrOtherRun = errors.New("the run folder belongs to another experiment")
 
+// ErrFolderBusy is returned (wrapped, naming the holder's pid) by Run when
+// another process is running in the same folder: two runs would both do
+// every job and interleave their journals.
+var ErrFolderBusy = errors.New("the run folder is in use")
+
 // Options configure Run.
 type Options struct {
 	// Dir is the run folder (created if missing; a folder holding an
@@ -106,6 +111,11 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	release, err := lockFolder(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	r := &runner{spec: spec, opts: opts, taskIndex: map[string]int{}}
 	for i, t := range spec.Tasks {
 		r.taskIndex[t.ID] = i

@@ -71,7 +71,9 @@ type Spec struct {
 	// Formats are the dataset formats the export stage writes (see
 	// Formats); empty = all.
 	Formats []string
-	// PassK are the k of pass^k and pass@k in metrics.json (default 1).
+	// PassK caps the k of pass^k and pass@k in metrics.json at its largest
+	// value; empty (weft run): every k the samples allow, k = 1..n for a
+	// task or view x harness cell of n scored episodes (report.KAll).
 	PassK []int
 	// Settings are the experiment's settings as metrics.json and the
 	// report state them (nil = not stated).

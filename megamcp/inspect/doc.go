@@ -12,6 +12,10 @@
 // listens on loopback only unless Config.AllowRemote is set, and accepts
 // exactly one user and token.
 //
-// The machinery is core/state's Store.NewMySQLServer; this package only
-// wires a megamcp server's sessions to it.
+// Serve wires a megamcp server's sessions to the generic server,
+// NewMySQLServer (server.go: the vitess wire listener, authentication and
+// the handler; catalog.go: database resolution and the read-only statement
+// gate), which serves any versions of a state.Store that a Resolve function
+// names. core/state provides only what an engine needs
+// (Workspace.ReadOnlyDatabase, NewCoster, HostFileAccess).
 package inspect

@@ -40,7 +40,7 @@ const DefaultAddress = "127.0.0.1:3306"
 
 // Serve starts a read-only MySQL server over the sessions of s. Close the
 // returned server to stop it; that never affects the sessions.
-func Serve(s Sessions, cfg Config) (*state.MySQLServer, error) {
+func Serve(s Sessions, cfg Config) (*MySQLServer, error) {
 	if s == nil {
 		return nil, errors.New("inspect: no sessions")
 	}
@@ -51,7 +51,7 @@ func Serve(s Sessions, cfg Config) (*state.MySQLServer, error) {
 	if addr == "" && cfg.Listener == nil {
 		addr = DefaultAddress
 	}
-	return s.Store().NewMySQLServer(state.MySQLConfig{
+	return NewMySQLServer(s.Store(), MySQLConfig{
 		Address:     addr,
 		Listener:    cfg.Listener,
 		AllowRemote: cfg.AllowRemote,

@@ -9,3 +9,6 @@ func setProcessGroup(*exec.Cmd) {}
 
 // killGroup does nothing here.
 func killGroup(int) {}
+
+// watchHost does nothing here: a plugin off unix does not watch its host.
+func watchHost() {}

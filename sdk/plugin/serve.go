@@ -28,11 +28,14 @@ type ServeConfig struct {
 // Serve serves the plugins of cfg over go-plugin gRPC and returns when the
 // host is done with the plugin (it kills or disconnects the process). Call
 // it from main. Run without the host's handshake (MagicCookieKey), the
-// binary prints a notice and exits with status 1.
+// binary prints a notice and exits with status 1. On unix the plugin also
+// exits (status 3) within about a quarter of a second once its host process
+// is gone, even if the host was killed with SIGKILL.
 func Serve(cfg *ServeConfig) {
 	if cfg == nil || (cfg.Harness == nil && cfg.Verifier == nil && cfg.Attributor == nil) {
 		panic("plugin.Serve: ServeConfig sets no Harness, Verifier or Attributor")
 	}
+	watchHost() // exit when the host dies (proc_unix.go)
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(cfg),

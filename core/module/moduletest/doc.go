@@ -4,7 +4,8 @@
 // error classification and the JSON-equal output, then the final state
 // through the module's export hook. `weft module test` is its command line.
 //
-// The cases format (JSON) is the one of examples/data/tau2-retail/README.md:
+// The cases format (JSON; docs/module-test.md, with the extra keys of the
+// shared oracle formats that Read accepts) is:
 //
 //	{"source": "...", "cases": [
 //	  {"id": "task-12",

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -18,7 +17,7 @@ import (
 	"github.com/weft-dev/weft/core/state"
 )
 
-// File is a cases file.
+// File is a cases file (format: docs/module-test.md; decode it with Read).
 type File struct {
 	Source string `json:"source,omitempty"`
 	Cases  []Case `json:"cases"`
@@ -37,25 +36,6 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Error     bool            `json:"error"`
 	Output    json.RawMessage `json:"output"`
-}
-
-// Read decodes a cases file.
-func Read(r io.Reader) (*File, error) {
-	var f File
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("moduletest: cases: %w", err)
-	}
-	if len(f.Cases) == 0 {
-		return nil, fmt.Errorf("moduletest: cases: the file has no cases (expected {\"cases\": [...]})")
-	}
-	for i, c := range f.Cases {
-		if c.ID == "" {
-			return nil, fmt.Errorf("moduletest: case %d has no id", i)
-		}
-	}
-	return &f, nil
 }
 
 // Mismatch is one difference between the module and the reference.

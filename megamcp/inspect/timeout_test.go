@@ -1,4 +1,4 @@
-package state
+package inspect
 
 import (
 	"net"
@@ -11,7 +11,7 @@ import (
 // QueryTimeout with an error, and the connection stays usable.
 func TestMySQLServerQueryTimeout(t *testing.T) {
 	f := newInspectFixture(t)
-	srv, err := f.store.NewMySQLServer(MySQLConfig{Password: inspectToken, Resolve: f.resolve, List: f.list, QueryTimeout: 200 * time.Millisecond})
+	srv, err := NewMySQLServer(f.store, MySQLConfig{Password: inspectToken, Resolve: f.resolve, List: f.list, QueryTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package state
+package inspect
 
 import (
 	"context"
@@ -16,16 +16,17 @@ import (
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
-	"github.com/dolthub/go-mysql-server/sql/memo"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/weft-dev/weft/core/state"
 )
 
 // MySQLConfig configures a read-only MySQL wire-protocol server over versions
-// of a Store (see Store.NewMySQLServer).
+// of a state.Store (see NewMySQLServer).
 type MySQLConfig struct {
 	// Listener, if set, is the listener to serve on; once NewMySQLServer
 	// succeeds the server owns it and closes it in Close. Otherwise the
@@ -48,7 +49,7 @@ type MySQLConfig struct {
 	// for each database the statement touches, so every statement sees the
 	// latest version. It must be safe for concurrent use and return versions
 	// of this Store. The engine sometimes passes names lower-cased.
-	Resolve func(database string) (*Version, error)
+	Resolve func(database string) (*state.Version, error)
 
 	// List, if set, returns the database names SHOW DATABASES and
 	// information_schema list. Names are resolved only when a statement reads
@@ -64,7 +65,7 @@ type MySQLConfig struct {
 // DefaultMySQLQueryTimeout is MySQLConfig.QueryTimeout's default.
 const DefaultMySQLQueryTimeout = 30 * time.Second
 
-// MySQLServer serves versions of a Store over the MySQL wire protocol,
+// MySQLServer serves versions of a state.Store over the MySQL wire protocol,
 // read-only, so that any MySQL client can inspect them:
 //
 //	mysql -h 127.0.0.1 -P PORT -u weft -pTOKEN DATABASE
@@ -84,7 +85,7 @@ const DefaultMySQLQueryTimeout = 30 * time.Second
 // go-mysql-server engine over weft's storage backend, separate from the
 // Store's.
 type MySQLServer struct {
-	store    *Store
+	store    *state.Store
 	cfg      MySQLConfig
 	engine   *sqle.Engine
 	listener *mysql.Listener
@@ -111,12 +112,12 @@ type wireConn struct {
 // NewMySQLServer starts serving versions of s over the MySQL wire protocol
 // (see MySQLServer). It fails for a configuration without Resolve or
 // Password and for a listen address that is not loopback unless AllowRemote.
-func (s *Store) NewMySQLServer(cfg MySQLConfig) (*MySQLServer, error) {
+func NewMySQLServer(s *state.Store, cfg MySQLConfig) (*MySQLServer, error) {
 	if cfg.Resolve == nil {
-		return nil, errors.New("state: MySQLConfig.Resolve is required")
+		return nil, errors.New("inspect: MySQLConfig.Resolve is required")
 	}
 	if cfg.Password == "" {
-		return nil, errors.New("state: MySQLConfig.Password is required")
+		return nil, errors.New("inspect: MySQLConfig.Password is required")
 	}
 	if cfg.User == "" {
 		cfg.User = "weft"
@@ -128,25 +129,25 @@ func (s *Store) NewMySQLServer(cfg MySQLConfig) (*MySQLServer, error) {
 			addr = "127.0.0.1:0"
 		}
 		if !cfg.AllowRemote && !loopbackAddress(addr) {
-			return nil, fmt.Errorf("state: MySQL inspection address %q is not loopback (set AllowRemote to serve it)", addr)
+			return nil, fmt.Errorf("inspect: MySQL inspection address %q is not loopback (set AllowRemote to serve it)", addr)
 		}
 		var err error
 		if l, err = net.Listen("tcp", addr); err != nil {
-			return nil, fmt.Errorf("state: MySQL inspection server: %w", err)
+			return nil, fmt.Errorf("inspect: MySQL inspection server: %w", err)
 		}
 	}
 	if !cfg.AllowRemote && !loopbackAddr(l.Addr()) {
 		if cfg.Listener == nil {
 			l.Close()
 		}
-		return nil, fmt.Errorf("state: MySQL inspection address %s is not loopback (set AllowRemote to serve it)", l.Addr())
+		return nil, fmt.Errorf("inspect: MySQL inspection address %s is not loopback (set AllowRemote to serve it)", l.Addr())
 	}
 
 	m := &MySQLServer{store: s, cfg: cfg, conns: map[uint32]*wireConn{}, accepted: make(chan struct{})}
 	m.idle = sync.NewCond(&m.mu)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	a := analyzer.NewDefault(inspectProvider{m})
-	a.Coster = lookupCoster{Coster: memo.NewDefaultCoster()}
+	a.Coster = state.NewCoster()
 	m.engine = sqle.New(a, &sqle.Config{IsReadOnly: true})
 
 	sum := sha1.Sum([]byte(cfg.Password))
@@ -164,7 +165,7 @@ func (s *Store) NewMySQLServer(cfg MySQLConfig) (*MySQLServer, error) {
 		}
 		m.cancel()
 		_ = m.engine.Close()
-		return nil, fmt.Errorf("state: MySQL inspection server: %w", err)
+		return nil, fmt.Errorf("inspect: MySQL inspection server: %w", err)
 	}
 	vl.ServerVersion = mysql.DefaultServerVersion + "-weft-inspect"
 	m.listener = vl

@@ -1,4 +1,4 @@
-package state
+package inspect
 
 import (
 	"slices"
@@ -8,6 +8,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/weft-dev/weft/core/state"
 )
 
 // inspectSession is the go-mysql-server session of one inspection
@@ -18,12 +20,12 @@ import (
 type inspectSession struct {
 	*sql.BaseSession
 	mu   sync.Mutex
-	pins map[string]*inspectDB // lower-case name -> fork, for the running statement
+	pins map[string]sql.Database // lower-case name -> fork, for the running statement
 }
 
 func (s *inspectSession) beginStatement() {
 	s.mu.Lock()
-	s.pins = map[string]*inspectDB{}
+	s.pins = map[string]sql.Database{}
 	s.mu.Unlock()
 }
 
@@ -34,7 +36,7 @@ func (s *inspectSession) endStatement() {
 }
 
 // inspectProvider resolves database names through MySQLConfig.Resolve to a
-// fork of the version it returns (the workspace provider of gms.go is not
+// fork of the version it returns (core/state's workspace provider is not
 // involved: this engine is the inspection server's own).
 type inspectProvider struct{ m *MySQLServer }
 
@@ -115,7 +117,7 @@ func (d listedDB) GetTableNames(ctx *sql.Context) ([]string, error) {
 
 // database returns the statement's fork for name, resolving and forking on
 // the statement's first use of it.
-func (m *MySQLServer) database(ctx *sql.Context, name string) (*inspectDB, error) {
+func (m *MySQLServer) database(ctx *sql.Context, name string) (sql.Database, error) {
 	if name == "" || reservedDatabase(name) {
 		return nil, sql.ErrDatabaseNotFound.New(name)
 	}
@@ -130,10 +132,10 @@ func (m *MySQLServer) database(ctx *sql.Context, name string) (*inspectDB, error
 		}
 	}
 	v, err := m.cfg.Resolve(name)
-	if err != nil || v == nil || v.store != m.store {
+	if err != nil || v == nil || v.Store() != m.store {
 		return nil, sql.ErrDatabaseNotFound.New(name)
 	}
-	db := &inspectDB{name: name, db: &database{ws: m.store.Fork(v)}}
+	db := m.store.Fork(v).ReadOnlyDatabase(name)
 	if sess != nil {
 		sess.mu.Lock()
 		if sess.pins != nil {
@@ -146,25 +148,6 @@ func (m *MySQLServer) database(ctx *sql.Context, name string) (*inspectDB, error
 		sess.mu.Unlock()
 	}
 	return db, nil
-}
-
-// inspectDB presents a private fork under the name the client used. It
-// offers reading only: no TableCreator or other write interface.
-type inspectDB struct {
-	name string
-	db   *database
-}
-
-var _ sql.Database = (*inspectDB)(nil)
-
-func (d *inspectDB) Name() string { return d.name }
-
-func (d *inspectDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
-	return d.db.GetTableInsensitive(ctx, name)
-}
-
-func (d *inspectDB) GetTableNames(ctx *sql.Context) ([]string, error) {
-	return d.db.GetTableNames(ctx)
 }
 
 // errReadOnly is the MySQL error for a refused statement: 1290
@@ -183,7 +166,7 @@ func checkInspectStatement(query string, stmt sqlparser.Statement) error {
 	if err := allowedStatement(query, stmt); err != nil {
 		return err
 	}
-	if hostFileAccess(query) || callsHostFiles(stmt) {
+	if state.HostFileAccess(query) || callsHostFiles(stmt) {
 		return errReadOnly("host file access (LOAD_FILE, INTO OUTFILE/DUMPFILE)")
 	}
 	return nil
@@ -215,7 +198,7 @@ func allowedStatement(query string, stmt sqlparser.Statement) error {
 		}
 		return nil
 	}
-	what := strings.ToUpper(firstWord(query))
+	what := strings.ToUpper(state.FirstKeyword(query))
 	if what == "" {
 		what = "this statement"
 	}

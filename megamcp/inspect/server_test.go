@@ -1,4 +1,4 @@
-package state
+package inspect
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/weft-dev/weft/core/state"
 )
 
 const inspectDDL = `
@@ -26,8 +28,8 @@ const inspectToken = "s3cret-token"
 // inspectFixture is a store with sessions the way megamcp keeps them: one
 // workspace per session id, resolved to its current snapshot.
 type inspectFixture struct {
-	store *Store
-	v0    *Version
+	store *state.Store
+	v0    *state.Version
 
 	// call is held while a unit of work runs, as megamcp holds a session's
 	// lock during a call; resolve waits for it, so it returns committed
@@ -35,26 +37,26 @@ type inspectFixture struct {
 	call sync.Mutex
 
 	mu  sync.Mutex
-	ws  map[string]*Workspace
-	fix map[string]*Version // ids resolved to a fixed version
+	ws  map[string]*state.Workspace
+	fix map[string]*state.Version // ids resolved to a fixed version
 }
 
 func newInspectFixture(t *testing.T) *inspectFixture {
 	t.Helper()
-	st := NewStore()
+	st := state.NewStore()
 	t.Cleanup(func() { st.Close() })
 	v0, err := st.Load(context.Background(), inspectDDL,
-		TableRows{Table: "users", Columns: []string{"id", "name", "email"}, Rows: [][]any{{1, "ann", "ann@example.com"}, {2, "bob", nil}}},
-		TableRows{Table: "orders", Columns: []string{"id", "user_id", "total"}, Rows: [][]any{{10, 1, "9.50"}, {11, 1, "20.00"}, {12, 2, "3.25"}}})
+		state.TableRows{Table: "users", Columns: []string{"id", "name", "email"}, Rows: [][]any{{1, "ann", "ann@example.com"}, {2, "bob", nil}}},
+		state.TableRows{Table: "orders", Columns: []string{"id", "user_id", "total"}, Rows: [][]any{{10, 1, "9.50"}, {11, 1, "20.00"}, {12, 2, "3.25"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &inspectFixture{store: st, v0: v0,
-		ws:  map[string]*Workspace{"sess-a": st.Fork(v0), "sess-b": st.Fork(v0)},
-		fix: map[string]*Version{"fixed": v0}}
+		ws:  map[string]*state.Workspace{"sess-a": st.Fork(v0), "sess-b": st.Fork(v0)},
+		fix: map[string]*state.Version{"fixed": v0}}
 }
 
-func (f *inspectFixture) resolve(id string) (*Version, error) {
+func (f *inspectFixture) resolve(id string) (*state.Version, error) {
 	f.mu.Lock()
 	ws, ok := f.ws[id]
 	v := f.fix[id]
@@ -71,7 +73,7 @@ func (f *inspectFixture) resolve(id string) (*Version, error) {
 }
 
 // unit runs fn as one unit of work on a session, as a megamcp call does.
-func (f *inspectFixture) unit(id string, fn func(u *Unit) error) error {
+func (f *inspectFixture) unit(id string, fn func(u *state.Unit) error) error {
 	f.call.Lock()
 	defer f.call.Unlock()
 	return f.ws[id].Do(fn)
@@ -81,7 +83,7 @@ func (f *inspectFixture) list() []string { return []string{"fixed", "sess-a", "s
 
 func (f *inspectFixture) serve(t *testing.T) (*MySQLServer, int) {
 	t.Helper()
-	srv, err := f.store.NewMySQLServer(MySQLConfig{Password: inspectToken, Resolve: f.resolve, List: f.list})
+	srv, err := NewMySQLServer(f.store, MySQLConfig{Password: inspectToken, Resolve: f.resolve, List: f.list})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +220,7 @@ func TestMySQLServerSeesLatestCommit(t *testing.T) {
 	wantRows(t, c, "SELECT id, name FROM users ORDER BY id", "1,ann;2,bob;3,cy")
 
 	// A unit's commit is seen; a rolled-back unit is not.
-	err := f.unit("sess-a", func(u *Unit) error {
+	err := f.unit("sess-a", func(u *state.Unit) error {
 		_, err := u.Exec(ctx, "UPDATE users SET name = ? WHERE id = ?", "ann2", 1)
 		return err
 	})
@@ -226,7 +228,7 @@ func TestMySQLServerSeesLatestCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRows(t, c, "SELECT name FROM users WHERE id = 1", "ann2")
-	_ = f.unit("sess-a", func(u *Unit) error {
+	_ = f.unit("sess-a", func(u *state.Unit) error {
 		if _, err := u.Exec(ctx, "DELETE FROM users"); err != nil {
 			return err
 		}
@@ -314,7 +316,7 @@ func TestMySQLServerRefusesWrites(t *testing.T) {
 	}
 
 	// Nothing changed anywhere, and the connection is still usable.
-	if ws.Hash() != wsHash || f.v0.Hash() != v0Hash || hashTables(f.v0.tables) != v0Hash {
+	if ws.Hash() != wsHash || f.v0.Hash() != v0Hash || f.store.Fork(f.v0).Hash() != v0Hash {
 		t.Error("a refused statement changed a workspace or version")
 	}
 	wantRows(t, c, "SELECT id, name FROM users ORDER BY id", "1,ann;2,bob")
@@ -370,7 +372,7 @@ func TestMySQLServerUnknownDatabase(t *testing.T) {
 		t.Errorf("unknown table: err = %v, want error %d", err, mysql.ERNoSuchTable)
 	}
 	// Without List, SHOW DATABASES lists the current database only.
-	srv, err := f.store.NewMySQLServer(MySQLConfig{Password: inspectToken, Resolve: f.resolve})
+	srv, err := NewMySQLServer(f.store, MySQLConfig{Password: inspectToken, Resolve: f.resolve})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +403,7 @@ func TestMySQLServerConfig(t *testing.T) {
 		{"host name", MySQLConfig{Password: "x", Resolve: f.resolve, Address: "db.example.com:3306"}, "not loopback"},
 		{"ipv6 any", MySQLConfig{Password: "x", Resolve: f.resolve, Address: "[::]:0"}, "not loopback"},
 	} {
-		srv, err := f.store.NewMySQLServer(tc.cfg)
+		srv, err := NewMySQLServer(f.store, tc.cfg)
 		if err == nil {
 			srv.Close()
 			t.Errorf("%s: no error", tc.name)
@@ -416,11 +418,11 @@ func TestMySQLServerConfig(t *testing.T) {
 	}
 	defer l.Close()
 	remote := fakeAddrListener{l, &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 3306}}
-	if srv, err := f.store.NewMySQLServer(MySQLConfig{Password: "x", Resolve: f.resolve, Listener: remote}); err == nil {
+	if srv, err := NewMySQLServer(f.store, MySQLConfig{Password: "x", Resolve: f.resolve, Listener: remote}); err == nil {
 		srv.Close()
 		t.Error("non-loopback listener accepted without AllowRemote")
 	}
-	srv, err := f.store.NewMySQLServer(MySQLConfig{Password: "x", Resolve: f.resolve, Listener: remote, AllowRemote: true})
+	srv, err := NewMySQLServer(f.store, MySQLConfig{Password: "x", Resolve: f.resolve, Listener: remote, AllowRemote: true})
 	if err != nil {
 		t.Fatalf("AllowRemote: %v", err)
 	}
@@ -433,7 +435,7 @@ func TestMySQLServerConfig(t *testing.T) {
 	srv.Close()
 
 	for _, addr := range []string{"localhost:0", "[::1]:0"} {
-		srv, err := f.store.NewMySQLServer(MySQLConfig{Password: "x", Resolve: f.resolve, Address: addr, User: "ops"})
+		srv, err := NewMySQLServer(f.store, MySQLConfig{Password: "x", Resolve: f.resolve, Address: addr, User: "ops"})
 		if err != nil {
 			if addr == "[::1]:0" && strings.Contains(err.Error(), "assign") {
 				continue // no IPv6 loopback here
@@ -524,7 +526,7 @@ func TestMySQLServerConcurrent(t *testing.T) {
 	}
 	ctx := context.Background()
 	for i := 0; i < commits; i++ {
-		err := f.unit("sess-a", func(u *Unit) error {
+		err := f.unit("sess-a", func(u *state.Unit) error {
 			if _, err := u.Exec(ctx, "INSERT INTO users (id, name) VALUES (?, ?)", 100+i, "u"); err != nil {
 				return err
 			}

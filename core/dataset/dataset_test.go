@@ -1,8 +1,7 @@
-package train
+package dataset
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -13,74 +12,40 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/train"
+	"github.com/weft-dev/weft/core/train/traintest"
 )
 
-var sampleTools = []ToolDef{
-	{Type: "function", Function: FunctionDef{
-		Name: "get_user", Description: "Look a user up by id.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"user_id":{"type":"string"}},"required":["user_id"]}`),
-	}},
-	{Type: "function", Function: FunctionDef{Name: "ping"}},
-}
-
-// sampleConversation has a system prompt, unicode, HTML-significant
-// characters, an assistant message with empty content and two tool calls
-// (one with invalid JSON arguments), tool answers, reasoning and a final
-// answer.
-func sampleConversation() []model.Message {
-	return []model.Message{
-		{Role: model.RoleSystem, Content: "You are a helpful agent. <policy> & rules </policy>"},
-		{Role: model.RoleUser, Content: "Bonjour ! Mon id est « u-42 » — 你好 🌍\nline two\ttab \"quoted\""},
-		{Role: model.RoleAssistant, Content: "", Reasoning: "need the user first", ToolCalls: []model.ToolCall{
-			{ID: "call_1", Type: "function", Function: model.FunctionCall{Name: "get_user", Arguments: `{"user_id": "u-42"}`}},
-			{ID: "call_2", Type: "function", Function: model.FunctionCall{Name: "ping", Arguments: `{not json`}},
-		}},
-		{Role: model.RoleTool, ToolCallID: "call_1", Name: "get_user", Content: `{"name":"Zoë","city":"Zürich"}`},
-		{Role: model.RoleTool, ToolCallID: "call_2", Name: "ping", Content: ""},
-		{Role: model.RoleAssistant, Content: "Vous êtes Zoë, à Zürich. ✅"},
-	}
-}
-
-// oneCall is a conversation whose assistant makes one call at a time.
-func oneCall() []model.Message {
-	return []model.Message{
-		{Role: model.RoleUser, Content: "ping"},
-		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c", Type: "function", Function: model.FunctionCall{Name: "ping", Arguments: "{}"}}}},
-		{Role: model.RoleTool, ToolCallID: "c", Name: "ping", Content: "pong"},
-		{Role: model.RoleAssistant, Content: "pong"},
-	}
-}
-
-func sampleSFT() []SFTRecord {
-	return []SFTRecord{
-		{Messages: sampleConversation(), Tools: sampleTools},
-		{Messages: oneCall(), Tools: sampleTools[1:]},
+func sampleSFT() []train.SFTRecord {
+	return []train.SFTRecord{
+		{Messages: traintest.Conversation(), Tools: traintest.Tools()},
+		{Messages: traintest.OneCall(), Tools: traintest.Tools()[1:]},
 		{Messages: []model.Message{{Role: model.RoleUser, Content: ""}, {Role: model.RoleAssistant, Content: "no tools here"}}},
 	}
 }
 
-func sampleSegments() []RLSegment {
-	conv := sampleConversation()
-	return []RLSegment{
-		{GroupID: "g-1", TaskID: "t-1", Turn: 0, Prompt: conv[:2], Completion: conv[2:6], Reward: 1, Advantage: 0.866, Masked: false, Patterns: nil, Tools: sampleTools},
-		{GroupID: "g-1", TaskID: "t-1", Turn: 0, Prompt: conv[:2], Completion: oneCall()[1:], Reward: 0, Advantage: 0, Masked: true, Patterns: []string{"hallucinated_tool", "repeated_call"}},
+func sampleSegments() []train.RLSegment {
+	conv := traintest.Conversation()
+	return []train.RLSegment{
+		{GroupID: "g-1", TaskID: "t-1", Turn: 0, Prompt: conv[:2], Completion: conv[2:6], Reward: 1, Advantage: 0.866, Masked: false, Patterns: nil, Tools: traintest.Tools()},
+		{GroupID: "g-1", TaskID: "t-1", Turn: 0, Prompt: conv[:2], Completion: traintest.OneCall()[1:], Reward: 0, Advantage: 0, Masked: true, Patterns: []string{"hallucinated_tool", "repeated_call"}},
 		{GroupID: "g-2", TaskID: "t-ü", Turn: 3, Prompt: conv[:1], Completion: []model.Message{{Role: model.RoleAssistant, Content: ""}}, Reward: 0.25, Advantage: -1.5},
 	}
 }
 
-func sampleVerl() []VerlRLRecord {
-	conv := sampleConversation()
-	return []VerlRLRecord{
+func sampleVerl() []train.VerlRLRecord {
+	conv := traintest.Conversation()
+	return []train.VerlRLRecord{
 		{
 			DataSource: "weft/retail", Prompt: conv[:4], Ability: "agent",
-			RewardModel: VerlRewardModel{Style: "rule", GroundTruth: `{"task_id":"t-1"}`},
-			ExtraInfo: VerlExtraInfo{Split: "train", Index: 0, TaskID: "t-1", Turn: 1, GroupID: "g-1",
-				Reward: 0.5, Advantage: -0.25, Masked: true, Patterns: []string{"early_stop"}, Tools: sampleTools},
+			RewardModel: train.VerlRewardModel{Style: "rule", GroundTruth: `{"task_id":"t-1"}`},
+			ExtraInfo: train.VerlExtraInfo{Split: "train", Index: 0, TaskID: "t-1", Turn: 1, GroupID: "g-1",
+				Reward: 0.5, Advantage: -0.25, Masked: true, Patterns: []string{"early_stop"}, Tools: traintest.Tools()},
 		},
 		{
 			DataSource: "weft/airline", Prompt: conv[:2], Ability: "agent",
-			RewardModel: VerlRewardModel{Style: "rule", GroundTruth: "Zoë"},
-			ExtraInfo:   VerlExtraInfo{Split: "test", Index: 7, TaskID: "t-ü"},
+			RewardModel: train.VerlRewardModel{Style: "rule", GroundTruth: "Zoë"},
+			ExtraInfo:   train.VerlExtraInfo{Split: "test", Index: 7, TaskID: "t-ü"},
 		},
 	}
 }
@@ -110,9 +75,9 @@ func TestSFTJSONLRoundTrip(t *testing.T) {
 }
 
 func TestSFTJSONLShape(t *testing.T) {
-	rec := SFTRecord{Messages: oneCall()[:3], Tools: sampleTools[1:]}
+	rec := train.SFTRecord{Messages: traintest.OneCall()[:3], Tools: traintest.Tools()[1:]}
 	var buf bytes.Buffer
-	if err := WriteSFTJSONL(&buf, []SFTRecord{rec}); err != nil {
+	if err := WriteSFTJSONL(&buf, []train.SFTRecord{rec}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"messages":[{"role":"user","content":"ping"},` +
@@ -165,12 +130,12 @@ func TestRLJSONLRoundTrip(t *testing.T) {
 }
 
 func TestRLJSONLShape(t *testing.T) {
-	seg := RLSegment{GroupID: "g", TaskID: "t", Turn: 2,
+	seg := train.RLSegment{GroupID: "g", TaskID: "t", Turn: 2,
 		Prompt:     []model.Message{{Role: "user", Content: "hi"}},
 		Completion: []model.Message{{Role: "assistant", Content: "yo"}},
 		Reward:     0.5, Advantage: -1}
 	var buf bytes.Buffer
-	if err := WriteRLJSONL(&buf, []RLSegment{seg}); err != nil {
+	if err := WriteRLJSONL(&buf, []train.RLSegment{seg}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"group_id":"g","task_id":"t","turn":2,"prompt":[{"role":"user","content":"hi"}],` +
@@ -181,17 +146,17 @@ func TestRLJSONLShape(t *testing.T) {
 }
 
 func TestRLJSONLRejectsNaN(t *testing.T) {
-	seg := RLSegment{Reward: math.NaN()}
-	if err := WriteRLJSONL(&bytes.Buffer{}, []RLSegment{seg}); err == nil || !strings.Contains(err.Error(), "record 0") {
+	seg := train.RLSegment{Reward: math.NaN()}
+	if err := WriteRLJSONL(&bytes.Buffer{}, []train.RLSegment{seg}); err == nil || !strings.Contains(err.Error(), "record 0") {
 		t.Fatalf("err = %v, want a record 0 error", err)
 	}
 }
 
 func TestOpenAIJSONLRoundTrip(t *testing.T) {
-	recs := []OpenAIRecord{
-		NewOpenAIRecord(sampleConversation(), sampleTools),
-		NewOpenAIRecord(oneCall(), sampleTools[1:]),
-		NewOpenAIRecord([]model.Message{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, nil),
+	recs := []train.OpenAIRecord{
+		train.NewOpenAIRecord(traintest.Conversation(), traintest.Tools()),
+		train.NewOpenAIRecord(traintest.OneCall(), traintest.Tools()[1:]),
+		train.NewOpenAIRecord([]model.Message{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, nil),
 	}
 	var buf bytes.Buffer
 	if err := WriteOpenAIJSONL(&buf, recs); err != nil {
@@ -215,26 +180,6 @@ func TestOpenAIJSONLRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	roundTrip(t, recs, got)
-}
-
-func TestNewOpenAIRecord(t *testing.T) {
-	in := sampleConversation()
-	rec := NewOpenAIRecord(in, sampleTools)
-	want := sampleConversation()
-	want[2].Reasoning = ""
-	if diff := cmp.Diff(want, rec.Messages); diff != "" {
-		t.Errorf("messages (-want +got):\n%s", diff)
-	}
-	if in[2].Reasoning != "need the user first" {
-		t.Error("NewOpenAIRecord modified its input")
-	}
-	if rec.ParallelToolCalls != nil {
-		t.Errorf("ParallelToolCalls = %v, want nil", *rec.ParallelToolCalls)
-	}
-	rec = NewOpenAIRecord(oneCall(), sampleTools)
-	if rec.ParallelToolCalls == nil || *rec.ParallelToolCalls {
-		t.Errorf("ParallelToolCalls = %v, want false", rec.ParallelToolCalls)
-	}
 }
 
 func TestSFTParquetRoundTrip(t *testing.T) {
@@ -356,62 +301,5 @@ func TestParquetReadErrors(t *testing.T) {
 	}
 	if _, err := ReadVerlRLParquetFile(filepath.Join(t.TempDir(), "missing.parquet")); err == nil {
 		t.Error("ReadVerlRLParquetFile: want an error")
-	}
-}
-
-func TestMessagesFromTrajectory(t *testing.T) {
-	raw := json.RawMessage(`{
-		"messages": [
-			{"role": "system", "content": "sys"},
-			{"role": "user", "content": "héllo"},
-			{"role": "assistant", "reasoning_content": "hmm", "tool_calls": [
-				{"id": "call_1", "name": "get_user", "arguments": "{\"user_id\":\"u\"}"},
-				{"id": "call_2", "name": "nope", "arguments": "{bad"}
-			]},
-			{"role": "tool", "tool_call_id": "call_1", "name": "get_user", "content": "{}"},
-			{"role": "assistant", "content": "done"}
-		],
-		"turns": [{"index": 0}],
-		"termination": "done",
-		"tool_calls": 2
-	}`)
-	got, err := MessagesFromTrajectory(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []model.Message{
-		{Role: "system", Content: "sys"},
-		{Role: "user", Content: "héllo"},
-		{Role: "assistant", Reasoning: "hmm", ToolCalls: []model.ToolCall{
-			{ID: "call_1", Type: "function", Function: model.FunctionCall{Name: "get_user", Arguments: `{"user_id":"u"}`}},
-			{ID: "call_2", Type: "function", Function: model.FunctionCall{Name: "nope", Arguments: "{bad"}},
-		}},
-		{Role: "tool", ToolCallID: "call_1", Name: "get_user", Content: "{}"},
-		{Role: "assistant", Content: "done"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("messages (-want +got):\n%s", diff)
-	}
-	for _, in := range []string{"", "  ", `{}`, `{"messages":[]}`} {
-		got, err := MessagesFromTrajectory(json.RawMessage(in))
-		if err != nil || got != nil {
-			t.Errorf("MessagesFromTrajectory(%q) = %v, %v; want nil, nil", in, got, err)
-		}
-	}
-	if _, err := MessagesFromTrajectory(json.RawMessage(`{"messages": 3}`)); err == nil {
-		t.Error("want a decoding error")
-	}
-}
-
-func TestToolDefs(t *testing.T) {
-	got := ToolDefs([]model.Tool{
-		{Name: "get_user", Description: "Look a user up by id.", Parameters: sampleTools[0].Function.Parameters},
-		{Name: "ping"},
-	})
-	if diff := cmp.Diff(sampleTools, got); diff != "" {
-		t.Errorf("ToolDefs (-want +got):\n%s", diff)
-	}
-	if ToolDefs(nil) != nil {
-		t.Error("ToolDefs(nil) != nil")
 	}
 }
