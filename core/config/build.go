@@ -252,7 +252,7 @@ func (d *decoder) build(root *node, file string) *Config {
 					"digest must be \"sha256:\" followed by 64 lowercase hex digits, got %q.", m.Digest)
 			}
 		}
-		for _, k := range []string{"schema", "seed", "seed_format"} {
+		for _, k := range []string{"schema", "seed"} {
 			if n.has(k) && !n.has("path") {
 				d.errorf(n.rng(k), "Attribute needs path",
 					"%s applies only to a module built from source (path); module %q has none.", k, n.label)
@@ -265,9 +265,6 @@ func (d *decoder) build(root *node, file string) *Config {
 			}
 		}
 		m.Seed = d.path(n, "seed", true, "module seed")
-		if m.Path != "" {
-			m.SeedFormat = d.oneOf(n, "seed_format", SeedState, []string{SeedState, SeedTau2Retail}, "seed format")
-		}
 		cfg.Modules = append(cfg.Modules, m)
 	}
 
@@ -278,9 +275,11 @@ func (d *decoder) build(root *node, file string) *Config {
 				"Task set %q needs a tau2 file, weft files, or both.", n.label)
 		}
 		ts.Tau2 = d.path(n, "tau2", true, "tau2 tasks file")
-		if ts.Tau2 != "" {
-			ts.Tau2Domain = d.oneOf(n, "tau2_domain", "retail", []string{"retail"}, "tau2 domain")
+		if n.has("tau2_tools") && !n.has("tau2") {
+			d.errorf(n.rng("tau2_tools"), "Attribute needs tau2",
+				"tau2_tools applies only to a tau2 tasks file; task set %q has no tau2.", n.label)
 		}
+		ts.Tau2Tools = d.path(n, "tau2_tools", true, "tau2 tools file")
 		ts.Weft = d.paths(n, "weft", "weft tasks file")
 		ts.SystemPrompt = d.path(n, "system_prompt", true, "system prompt file")
 		if n.has("modules") {

@@ -53,13 +53,12 @@ type Module struct {
 	// Schema is the DDL file of the tables the module owns; with Path, ""
 	// means Path/schema.sql if it exists.
 	Schema string `json:"schema,omitempty"`
-	// Seed is the seed-rows file; "" = none.
+	// Seed is the seed-rows file, in the one generic seed format of
+	// `weft module build --seed` (a weft.state/v1 export, or {table: [rows]}
+	// JSON over the module's schema); "" = none. A domain's own data (a
+	// tau2 db.json, say) is converted by the domain's converter first
+	// (docs/design/011-domain-adapters.md).
 	Seed string `json:"seed,omitempty"`
-	// SeedFormat says how Seed is read: SeedState (a weft.state/v1 file or
-	// {table: [rows]} JSON, the format of `weft module build --seed`) or
-	// SeedTau2Retail (a tau2-bench retail db.json, loaded by
-	// examples/modules/retail/retaildb). Default SeedState.
-	SeedFormat string `json:"seed_format,omitempty"`
 	// Bundle is a bundle tar written by `weft module build -o`.
 	Bundle string `json:"bundle,omitempty"`
 	// Digest is "sha256:" + 64 lowercase hex digits: a module already in
@@ -70,12 +69,6 @@ type Module struct {
 	Registry string `json:"registry,omitempty"`
 }
 
-// Seed formats of Module.SeedFormat.
-const (
-	SeedState      = "state"
-	SeedTau2Retail = "tau2_retail"
-)
-
 // TaskSet is one `tasks "NAME"` block: tasks read from a tau2-bench tasks
 // file and/or weft.tasks/v1 files.
 type TaskSet struct {
@@ -83,9 +76,10 @@ type TaskSet struct {
 	// Tau2 is a tau2-bench tasks.json, converted with task.FromTau2 (one
 	// atomic task per state-changing gold action); "" = none.
 	Tau2 string `json:"tau2,omitempty"`
-	// Tau2Domain names the read-only tool set the conversion uses; only
-	// "retail" (task.RetailReadOnly) exists. Default "retail".
-	Tau2Domain string `json:"tau2_domain,omitempty"`
+	// Tau2Tools is the domain's tau2 tools.json (task.LoadTau2Tools), whose
+	// read_only flags say which gold actions change the state; "" = the
+	// readOnlyHint annotations of the task set's modules' manifests.
+	Tau2Tools string `json:"tau2_tools,omitempty"`
 	// Weft are weft.tasks/v1 files.
 	Weft []string `json:"weft,omitempty"`
 	// Modules name the module blocks the tasks run on (tau2 tasks get them

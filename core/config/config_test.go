@@ -88,7 +88,7 @@ func TestMinimalDefaults(t *testing.T) {
 		Dir:       dir,
 		Variables: map[string]json.RawMessage{},
 		Modules: []config.Module{{Name: "m", Path: filepath.Join(dir, "mod"),
-			Schema: filepath.Join(dir, "mod", "schema.sql"), SeedFormat: "state"}},
+			Schema: filepath.Join(dir, "mod", "schema.sql")}},
 		Tasks: []config.TaskSet{{Name: "t", Weft: []string{filepath.Join(dir, "tasks.weft.json")},
 			Modules: []string{"m"}}},
 		Policies:   []config.Policy{{Name: "p", Scripted: &config.Scripted{Seed: 1}}},
@@ -315,6 +315,10 @@ func TestSemanticErrors(t *testing.T) {
 			"Invalid module source", `Module "m" needs exactly one of path, bundle and digest; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
 			"Undeclared module", `Task set "t" names module "retail", but there is no module "retail" block (declared: "m").`},
+		{"tau2_tools without tau2", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  tau2_tools = \"tasks.weft.json\"", 1) + tail, 6, 16,
+			"Attribute needs tau2", `tau2_tools applies only to a tau2 tasks file; task set "t" has no tau2.`},
+		{"removed seed_format", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed_format = \"tau2_retail\"", 1) + tail, 3, 3,
+			"Unsupported argument", `An argument named "seed_format" is not expected here.`},
 		{"unknown export format", head + tail + "output {\n  formats = [\"parquet\"]\n}\n", 19, 14,
 			"Unknown export format", `"parquet" is not an export format`},
 		{"filter without judge", head + tail + "grpo {\n  consistency_filter {}\n}\n", 19, 3,
@@ -552,8 +556,8 @@ func TestShippedConfigs(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if cfg.Modules[0].Path != filepath.Join(root, "examples/modules/retail") || cfg.Modules[0].SeedFormat != "tau2_retail" ||
-		cfg.Modules[0].Seed != filepath.Join(root, "examples/data/tau2-retail/db.json") {
+	if cfg.Modules[0].Path != filepath.Join(root, "examples/modules/retail") ||
+		cfg.Modules[0].Seed != filepath.Join(root, "examples/data/tau2-retail/db.state.json") || cfg.Tasks[0].Tau2Tools != "" {
 		t.Errorf("module = %+v", cfg.Modules[0])
 	}
 	var tasks []json.RawMessage

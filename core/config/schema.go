@@ -102,8 +102,7 @@ var rootSpec = &blockSpec{
 			attrs: []attrSpec{
 				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
-				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only)."},
-				{name: "seed_format", kind: kString, def: `"state"`, doc: `How ` + "`seed`" + ` is read: "state" (a weft.state/v1 file or {table: [rows]} JSON) or "tau2_retail" (a tau2-bench retail db.json).`},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 export (`weft state export`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
@@ -114,7 +113,7 @@ var rootSpec = &blockSpec{
 			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
 			attrs: []attrSpec{
 				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
-				{name: "tau2_domain", kind: kString, def: `"retail"`, doc: `The tau2 domain whose read-only tools the conversion uses; only "retail".`},
+				{name: "tau2_tools", kind: kPath, def: "the modules' read-only annotations", doc: "The domain's tau2 tools.json (a list of {name, read_only, ...}): which gold actions leave the state unchanged. Without it a tool is read-only when the manifest of one of `modules` gives it readOnlyHint; with `tau2` only."},
 				{name: "weft", kind: kPaths, def: "[]", doc: "weft.tasks/v1 files."},
 				{name: "modules", kind: kStrings, def: "every declared module", doc: "Names of the `module` blocks the tasks run on."},
 				{name: "system_prompt", kind: kPath, doc: "File with the domain policy the harness puts in the agent's system prompt."},

@@ -15,17 +15,23 @@ var update = flag.Bool("update", false, "rewrite golden files")
 const (
 	retailTau2Path = "../../examples/data/tau2-retail/tasks.json"
 	retailGolden   = "../../examples/data/tau2-retail/tasks.weft.json"
+	airlineTau2    = "../../examples/data/tau2-airline/tasks.json"
+	airlineTools   = "../../examples/data/tau2-airline/tools.json"
 )
 
-// retailRO is the retail module's read-only tool set, written out here
-// independently of RetailReadOnly.
-var retailRO = map[string]bool{
+// retailRO is the retail module's tool set (the readOnlyHint annotations of
+// examples/modules/retail's manifest), written out here: the product reads
+// it from the built module (internal/pipeline).
+var retailRO = Tau2Tools{
 	"calculate": true, "find_user_id_by_name_zip": true, "find_user_id_by_email": true,
 	"get_order_details": true, "get_product_details": true, "get_item_details": true,
 	"get_user_details": true, "list_all_product_types": true, "transfer_to_human_agents": true,
+	"cancel_pending_order": false, "modify_pending_order_address": false, "modify_pending_order_items": false,
+	"modify_pending_order_payment": false, "modify_user_address": false, "return_delivered_order_items": false,
+	"exchange_delivered_order_items": false,
 }
 
-var retailOpts = Tau2Options{Modules: []string{"retail"}, ReadOnly: RetailReadOnly, Source: "tau2-retail"}
+var retailOpts = Tau2Options{Modules: []string{"retail"}, Tools: retailRO, Source: "tau2-retail"}
 
 func convertRetail(t *testing.T) ([]*Tau2Task, []*Task) {
 	t.Helper()
@@ -43,23 +49,27 @@ func convertRetail(t *testing.T) ([]*Tau2Task, []*Task) {
 	return raw, conv
 }
 
-func TestRetailReadOnly(t *testing.T) {
-	for _, tool := range []string{"calculate", "find_user_id_by_name_zip", "find_user_id_by_email", "get_order_details",
-		"get_product_details", "get_item_details", "get_user_details", "list_all_product_types", "transfer_to_human_agents",
-		"cancel_pending_order", "modify_pending_order_address", "modify_pending_order_items", "modify_pending_order_payment",
-		"modify_user_address", "return_delivered_order_items", "exchange_delivered_order_items", "no_such_tool"} {
-		if got := RetailReadOnly(tool); got != retailRO[tool] {
-			t.Errorf("RetailReadOnly(%q) = %v", tool, got)
-		}
+func TestFromTau2AllRetail(t *testing.T) {
+	raw, conv := convertRetail(t)
+	zeroAtomic, readOnlyOnly, totalAtomic := checkConverted(t, raw, conv, retailRO, "tau2-retail")
+	// Facts of the retail split, counted by hand from tasks.json.
+	if zeroAtomic != 2 {
+		t.Errorf("%d tasks without actions, want 2", zeroAtomic)
+	}
+	if totalAtomic != 184 || readOnlyOnly != 8 {
+		t.Errorf("%d atomic tasks, %d read-only-only tasks; want 184 and 8", totalAtomic, readOnlyOnly)
 	}
 }
 
-func TestFromTau2AllRetail(t *testing.T) {
-	raw, conv := convertRetail(t)
-	var zeroAtomic, readOnlyOnly, totalAtomic int
+// checkConverted checks the promises of FromTau2 on every task of a
+// converted file against its raw tasks and the domain's tools, and
+// returns the tasks without actions, the tasks with only read-only
+// actions and the number of atomic tasks.
+func checkConverted(t *testing.T, raw []*Tau2Task, conv []*Task, tools Tau2Tools, source string) (zeroAtomic, readOnlyOnly, totalAtomic int) {
+	t.Helper()
 	for i, rt := range raw {
 		ct := conv[i]
-		if ct.ID != rt.ID || ct.Source != "tau2-retail:"+rt.ID {
+		if ct.ID != rt.ID || ct.Source != source+":"+rt.ID {
 			t.Errorf("task %d: id %q source %q", i, ct.ID, ct.Source)
 		}
 		if ct.Brief != rt.Brief() {
@@ -67,7 +77,7 @@ func TestFromTau2AllRetail(t *testing.T) {
 		}
 		changing := 0
 		for _, a := range rt.Actions {
-			if !retailRO[a.Name] {
+			if !tools[a.Name] {
 				changing++
 			}
 		}
@@ -94,14 +104,14 @@ func TestFromTau2AllRetail(t *testing.T) {
 				// Each atomic task ends in its state-changing action, except the last which may add reads.
 				nChanging := 0
 				for _, c := range a.Reference {
-					if !retailRO[c.Tool] {
+					if !tools[c.Tool] {
 						nChanging++
 					}
 				}
 				if nChanging != 1 || len(a.Checks) != 1 || a.Checks[0].Kind != CheckChangedRows {
 					t.Errorf("task %s atomic %s: %d changing calls, checks %+v", rt.ID, a.ID, nChanging, a.Checks)
 				}
-				if k < len(ct.Atomic)-1 && retailRO[a.Reference[len(a.Reference)-1].Tool] {
+				if k < len(ct.Atomic)-1 && tools[a.Reference[len(a.Reference)-1].Tool] {
 					t.Errorf("task %s atomic %s does not end with its action", rt.ID, a.ID)
 				}
 			}
@@ -131,12 +141,75 @@ func TestFromTau2AllRetail(t *testing.T) {
 			t.Errorf("task %s: identity %q still in the second person", rt.ID, ct.Identity)
 		}
 	}
-	// Facts of the retail split, counted by hand from tasks.json.
-	if zeroAtomic != 2 {
-		t.Errorf("%d tasks without actions, want 2", zeroAtomic)
+	return zeroAtomic, readOnlyOnly, totalAtomic
+}
+
+// TestFromTau2AllAirline converts tau2-bench's 50 airline tasks with the
+// read-only set of the airline's own tools.json: the loader and the
+// conversion are generic over tau2 domains (no airline code in weft).
+func TestFromTau2AllAirline(t *testing.T) {
+	tools, err := LoadTau2Tools(airlineTools)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if totalAtomic != 184 || readOnlyOnly != 8 {
-		t.Errorf("%d atomic tasks, %d read-only-only tasks; want 184 and 8", totalAtomic, readOnlyOnly)
+	var ro []string
+	for _, n := range tools.Names() {
+		if tools[n] {
+			ro = append(ro, n)
+		}
+	}
+	wantRO := []string{"calculate", "get_flight_status", "get_reservation_details", "get_user_details",
+		"list_all_airports", "search_direct_flight", "search_onestop_flight", "transfer_to_human_agents"}
+	if len(tools) != 14 || !reflect.DeepEqual(ro, wantRO) {
+		t.Fatalf("airline tools: %d, read-only %v; want 14 and %v", len(tools), ro, wantRO)
+	}
+	raw, err := LoadTau2File(airlineTau2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := ConvertTau2File(airlineTau2, Tau2Options{Modules: []string{"airline"}, Tools: tools, Source: "tau2-airline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 50 || len(conv) != 50 {
+		t.Fatalf("got %d raw and %d converted tasks, want 50", len(raw), len(conv))
+	}
+	zeroAtomic, readOnlyOnly, totalAtomic := checkConverted(t, raw, conv, tools, "tau2-airline")
+	// Counted from tasks.json and tools.json by a script outside weft.
+	if zeroAtomic != 7 || readOnlyOnly != 17 || totalAtomic != 66 {
+		t.Errorf("%d tasks without actions, %d read-only-only, %d atomic tasks; want 7, 17 and 66", zeroAtomic, readOnlyOnly, totalAtomic)
+	}
+	for _, ct := range conv {
+		if !reflect.DeepEqual(ct.Modules, []string{"airline"}) {
+			t.Fatalf("task %s: modules %v", ct.ID, ct.Modules)
+		}
+	}
+	if conv[0].Identity != "I am Emma Kim.\nMy user id is emma_kim_9957." {
+		t.Errorf("task 0 identity = %q", conv[0].Identity)
+	}
+}
+
+func TestReadTau2Tools(t *testing.T) {
+	got, err := ReadTau2Tools(strings.NewReader(`[{"name":"a","read_only":true,"tool_type":"read","parameters":{}},{"name":"b","read_only":false}]`))
+	if err != nil || !reflect.DeepEqual(got, Tau2Tools{"a": true, "b": false}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{}`, "tau2 tools: not a JSON list of tools"},
+		{`[]`, "tau2 tools: the list is empty"},
+		{`[{"read_only":true}]`, `tau2 tools: tool 0: missing or empty "name"`},
+		{`[{"name":"a","read_only":true},{"name":"b"}]`, `tau2 tools: tool 1 (b): missing "read_only"`},
+		{`[{"name":"a","read_only":true},{"name":"a","read_only":false}]`, `tau2 tools: tool 1: duplicate name "a"`},
+		{`[{"name":"a","read_only":"yes"}]`, "tau2 tools: tool 0: json: cannot unmarshal"},
+		{`[{"name":"a","read_only":true}] []`, "tau2 tools: data after the list"},
+	} {
+		_, err := ReadTau2Tools(strings.NewReader(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want prefix %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := LoadTau2Tools("testdata/no-such-tools.json"); err == nil {
+		t.Error("missing file: no error")
 	}
 }
 
@@ -185,7 +258,7 @@ func TestFromTau2Shapes(t *testing.T) {
 	ro := base
 	ro.Actions = []Tau2Action{act("find_user_id_by_email", `{"email":"a@b.c"}`), act("get_user_details", `{"user_id":"ann_1"}`)}
 	ro.CommunicateInfo = []string{"42"}
-	got, err := FromTau2(&ro, Tau2Options{ReadOnly: RetailReadOnly})
+	got, err := FromTau2(&ro, Tau2Options{Tools: retailRO})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +288,7 @@ func TestFromTau2Shapes(t *testing.T) {
 		act("modify_pending_order_payment", `{"order_id":"#W2","payment_method_id":"gift_card_1"}`),
 		act("calculate", `{"expression":"1 + 2"}`),
 	}
-	got, err = FromTau2(&two, Tau2Options{ReadOnly: RetailReadOnly})
+	got, err = FromTau2(&two, Tau2Options{Tools: retailRO})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +306,9 @@ func TestFromTau2Shapes(t *testing.T) {
 		t.Errorf("a2 request = %q", a2.Request)
 	}
 
-	// No actions: no atomic tasks; errors for a nil task, nil ReadOnly, bad arguments.
+	// No actions: no atomic tasks; errors for a nil task, no tools, an unknown tool, bad arguments.
 	none := base
-	got, err = FromTau2(&none, Tau2Options{ReadOnly: RetailReadOnly})
+	got, err = FromTau2(&none, Tau2Options{Tools: retailRO})
 	if err != nil || len(got.Atomic) != 0 || len(got.Checks) != 1 {
 		t.Errorf("no actions: %+v, %v", got, err)
 	}
@@ -243,7 +316,13 @@ func TestFromTau2Shapes(t *testing.T) {
 		t.Error("nil task: no error")
 	}
 	if _, err := FromTau2(&none, Tau2Options{}); err == nil {
-		t.Error("nil ReadOnly: no error")
+		t.Error("no Tools: no error")
+	}
+	unknown := base
+	unknown.Actions = []Tau2Action{act("get_order_details", `{"order_id":"#W1"}`), act("book_flight", `{"flight":"HAT001"}`)}
+	_, err = FromTau2(&unknown, retailOpts)
+	if err == nil || !strings.Contains(err.Error(), `evaluation_criteria.actions[1].name`) || !strings.Contains(err.Error(), `tool "book_flight" is not one of the domain's tools (calculate, cancel_pending_order,`) {
+		t.Errorf("unknown tool: error %v", err)
 	}
 	bad := base
 	bad.Actions = []Tau2Action{act("cancel_pending_order", `[1]`)}

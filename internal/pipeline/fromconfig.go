@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,11 +14,9 @@ import (
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
-	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
-	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
 	"github.com/weft-dev/weft/megamcp"
 	"github.com/weft-dev/weft/plugins/host"
 	"github.com/weft-dev/weft/sdk/plugin"
@@ -119,7 +116,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	prompts := map[*task.Task]string{}
 	seen := map[string]string{}
 	for _, ts := range cfg.Tasks {
-		tasks, prompt, err := loadTaskSet(ts, names)
+		tasks, prompt, err := loadTaskSet(ts, names, reg)
 		if err != nil {
 			return fail(fmt.Errorf("tasks %q: %w", ts.Name, err))
 		}
@@ -221,19 +218,7 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 		}
 		return m.Name, reg.Tag(m.Name, "latest", d)
 	}
-	opts := module.BuildOptions{Schema: m.Schema, Log: env.Log}
-	if m.Seed != "" {
-		seed := m.Seed
-		if m.SeedFormat == config.SeedTau2Retail {
-			tmp, err := tau2RetailSeed(ctx, m.Seed)
-			if err != nil {
-				return "", err
-			}
-			defer os.Remove(tmp)
-			seed = tmp
-		}
-		opts.Seed = seed
-	}
+	opts := module.BuildOptions{Schema: m.Schema, Seed: m.Seed, Log: env.Log}
 	b, err := module.Build(ctx, env.Runtime, m.Path, opts)
 	if err != nil {
 		return "", err
@@ -245,44 +230,53 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 	return m.Name, reg.Tag(m.Name, "latest", d)
 }
 
-// tau2RetailSeed converts a tau2-bench retail db.json to a weft state file
-// (in a temporary file the caller removes).
-func tau2RetailSeed(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// Tau2Tools is the tool set of modules (registry references) for the
+// tau2 conversion: every tool of their manifests, read-only when it has
+// MCP's readOnlyHint annotation. A tool two modules declare with different
+// hints is an error; so is a set of modules with no tools.
+func Tau2Tools(reg *module.Registry, refs []string) (task.Tau2Tools, error) {
+	out := task.Tau2Tools{}
+	from := map[string]string{}
+	for _, ref := range refs {
+		b, _, err := reg.Get(ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range b.Manifest.Tools {
+			ro := t.Annotations != nil && t.Annotations.ReadOnlyHint
+			if prev, seen := out[t.Name]; seen && prev != ro {
+				return nil, fmt.Errorf("tool %q: module %s gives readOnlyHint %v, module %s %v", t.Name, from[t.Name], prev, ref, ro)
+			}
+			out[t.Name], from[t.Name] = ro, ref
+		}
 	}
-	defer f.Close()
-	st := state.NewStore()
-	defer st.Close()
-	v, err := retaildb.Load(ctx, st, f)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("modules %v declare no tools to convert tau2 tasks against (give tau2_tools)", refs)
 	}
-	var b bytes.Buffer
-	if err := v.Export(&b); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp("", "weft-seed-*.json")
-	if err != nil {
-		return "", err
-	}
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	return tmp.Name(), tmp.Close()
+	return out, nil
 }
 
-func loadTaskSet(ts config.TaskSet, names map[string]string) ([]*task.Task, string, error) {
+// loadTaskSet loads and filters the tasks of ts. tau2 tasks are converted
+// with the read-only tools of ts.Tau2Tools, or else of the task set's
+// modules' manifests (Tau2Tools).
+func loadTaskSet(ts config.TaskSet, names map[string]string, reg *module.Registry) ([]*task.Task, string, error) {
 	var mods []string
 	for _, m := range ts.Modules {
 		mods = append(mods, names[m])
 	}
 	var out []*task.Task
 	if ts.Tau2 != "" {
-		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, ReadOnly: task.RetailReadOnly, Source: ts.Name})
+		var tools task.Tau2Tools
+		var err error
+		if ts.Tau2Tools != "" {
+			tools, err = task.LoadTau2Tools(ts.Tau2Tools)
+		} else {
+			tools, err = Tau2Tools(reg, mods)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, Tools: tools, Source: ts.Name})
 		if err != nil {
 			return nil, "", err
 		}

@@ -2,12 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/weft-dev/weft/core/model/scripted"
-	"github.com/weft-dev/weft/core/task"
-	"github.com/weft-dev/weft/megamcp/megamcptest"
 	"github.com/weft-dev/weft/plugins/host"
 )
 
@@ -23,11 +20,7 @@ func TestTau2RetailTrainingData(t *testing.T) {
 	if raceEnabled {
 		t.Skip("volume test: run without -race (make test does)")
 	}
-	all, err := task.ConvertTau2File(filepath.Join(megamcptest.Root(), "examples/data/tau2-retail/tasks.json"),
-		task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Source: "tau2-retail"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := allRetailTasks(t)
 	spec := testSpec(t, all)
 	faults := scripted.Faults{WrongArgument: 0.08, SkipStep: 0.04, ExtraCall: 0.05, HallucinatedTool: 0.03, MalformedCall: 0.03, EarlyStop: 0.03}
 	p := spec.Policies["scripted"]
