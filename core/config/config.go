@@ -3,6 +3,8 @@ package config
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/weft-dev/weft/core/train"
 )
 
 // Config is a decoded, validated experiment config. Paths are absolute
@@ -243,6 +245,10 @@ type SFT struct {
 	// declared, else the first view; the first harness.
 	View    string `json:"view"`
 	Harness string `json:"harness"`
+	// Concurrency caps the tasks sampled at once, >= 1. Default: the
+	// rollout's Concurrency (stated in the resolved config, not implied).
+	// Results do not depend on it.
+	Concurrency int `json:"concurrency"`
 }
 
 // GRPO is the `grpo` block: atomic-turn GRPO data.
@@ -250,8 +256,13 @@ type GRPO struct {
 	// Policy names the policy whose candidates are sampled. Default: the
 	// rollout policy.
 	Policy string `json:"policy"`
-	// GroupSize is G, the candidates sampled per group, >= 2. Default 8.
+	// GroupSize is G, the candidates sampled per group, >=
+	// train.MinGroupSize (2). Default 8.
 	GroupSize int `json:"group_size"`
+	// Concurrency caps the tasks whose groups are built at once, >= 1
+	// (the G candidates of a group run in parallel either way). Default 1.
+	// Results do not depend on it.
+	Concurrency int `json:"concurrency"`
 	// Eps is the epsilon of the advantage normalisation, > 0.
 	// Default 1e-6.
 	Eps float64 `json:"eps"`
@@ -312,6 +323,13 @@ var (
 	// "score" (the checkpoint score R in [0, 1]) and the FTRL per-turn
 	// variants (train.SolveF1, SolveP, SolveR, SolvePrecision).
 	GRPORewards = []string{"binary", "score", "ftrl_f1", "ftrl_p", "ftrl_r", "ftrl_precision"}
+	// SFTModes are sft.mode's values, core/train's rejection-sampling
+	// modes (their owner).
+	SFTModes = []string{train.ModePrefix, train.ModeEndToEnd}
+	// GRPOLevels are grpo.level's values, core/train's GRPO levels.
+	GRPOLevels = []string{train.LevelAtomicTurn, train.LevelTrajectory}
+	// GRPOContinuations are grpo.continue's values, core/train's.
+	GRPOContinuations = []string{train.ContinueFirst, train.ContinueRandom, train.ContinueReference}
 )
 
 // Resolved returns the config as indented JSON (durations as integer

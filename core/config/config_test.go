@@ -710,3 +710,70 @@ func TestMixDuplicateEntry(t *testing.T) {
 	wantDiag(t, cfg, diags, 23, 3, "Duplicate mix entry",
 		`View "agentic" with harness "react" is already in the mix (testdata/test.hcl:19); put their weights in one entry.`)
 }
+
+// The sft and grpo blocks have their own concurrency: sft's defaults to
+// the rollout's, stated in the decoded config; grpo's defaults to 1.
+func TestTrainingConcurrency(t *testing.T) {
+	blocks := func(sft, grpo string) string {
+		return head + "rollout {\n  policy = \"p\"\n  concurrency = 6\n}\nsft {\n  policy = \"p\"\n" + sft + "}\ngrpo {\n" + grpo + "}\n" +
+			"pipeline {\n  stages = [\"import\", \"rollout\", \"sft\", \"grpo\"]\n}\n"
+	}
+	cfg, diags := parse(t, blocks("", ""), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if cfg.SFT.Concurrency != 6 || cfg.GRPO.Concurrency != 1 || cfg.GRPO.GroupSize != 8 {
+		t.Errorf("defaults: sft %d, grpo %d, G %d; want 6, 1, 8", cfg.SFT.Concurrency, cfg.GRPO.Concurrency, cfg.GRPO.GroupSize)
+	}
+	var resolved struct {
+		SFT  map[string]any `json:"sft"`
+		GRPO map[string]any `json:"grpo"`
+	}
+	if err := json.Unmarshal(cfg.Resolved(), &resolved); err != nil {
+		t.Fatal(err)
+	}
+	if resolved.SFT["concurrency"] != 6.0 || resolved.GRPO["concurrency"] != 1.0 {
+		t.Errorf("resolved: sft %v grpo %v", resolved.SFT["concurrency"], resolved.GRPO["concurrency"])
+	}
+	cfg, diags = parse(t, blocks("  concurrency = 2\n", "  concurrency = 3\n"), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if cfg.SFT.Concurrency != 2 || cfg.GRPO.Concurrency != 3 || cfg.Rollout.Concurrency != 6 {
+		t.Errorf("explicit: sft %d, grpo %d, rollout %d", cfg.SFT.Concurrency, cfg.GRPO.Concurrency, cfg.Rollout.Concurrency)
+	}
+	cfg, diags = parse(t, blocks("  concurrency = 0\n", ""), nil)
+	wantDiag(t, cfg, diags, 18, 17, "Invalid concurrency", "concurrency must be at least 1, got 0.")
+	cfg, diags = parse(t, blocks("", "  concurrency = -1\n"), nil)
+	wantDiag(t, cfg, diags, 20, 17, "Invalid concurrency", "concurrency must be at least 1, got -1.")
+}
+
+// Every default the docs show for a literal default is the one the decoder
+// uses: the minimal config decodes to the schema table's typed defaults.
+func TestDefaultsFromSchema(t *testing.T) {
+	cfg, diags := parse(t, head+"rollout {\n  policy = \"p\"\n}\nsft {\n  policy = \"p\"\n}\ngrpo {}\n"+
+		"pipeline {\n  stages = [\"import\", \"rollout\", \"sft\", \"grpo\"]\n}\n", nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	docs := config.Docs()
+	for _, row := range []string{
+		"| `mode` | string | \"prefix\" |", "| `retries` | int | 3 |", "| `threshold` | number | 1 |",
+		"| `group_size` | int | 8 | G, candidates per group; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
+		"| `continue` | string | \"first\" |", "| `mask` | bool | true |", "| `reward` | string | \"binary\" |",
+		"| `episodes_per_task` | int | 1 |", "| `seed` | int | 1 | Base of the episode seeds; >= 0. |",
+	} {
+		if !strings.Contains(docs, row) {
+			t.Errorf("docs lack %q", row)
+		}
+	}
+	want := config.SFT{Policy: "p", Mode: "prefix", Retries: 3, Threshold: 1, View: "agentic", Harness: "react", Concurrency: 1}
+	if diff := cmp.Diff(want, *cfg.SFT); diff != "" {
+		t.Errorf("sft (-want +got):\n%s", diff)
+	}
+	wantG := config.GRPO{Policy: "p", GroupSize: 8, Eps: 1e-6, Level: "atomic_turn", Continue: "first", Mask: true, Reward: "binary",
+		View: "agentic", Harness: "react", Concurrency: 1}
+	if diff := cmp.Diff(wantG, *cfg.GRPO); diff != "" {
+		t.Errorf("grpo (-want +got):\n%s", diff)
+	}
+}

@@ -1,13 +1,17 @@
 package pipeline
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 )
@@ -92,5 +96,53 @@ func TestLoadTaskSetAirline(t *testing.T) {
 	ts.Tau2Tools = filepath.Join(dir, "no-tools.json")
 	if _, _, err := loadTaskSet(ts, map[string]string{"airline": "airline"}, nil); err == nil || !strings.Contains(err.Error(), "no-tools.json") {
 		t.Errorf("missing tools file: %v", err)
+	}
+}
+
+// The sft and grpo blocks' concurrency reach their stage specs.
+func TestTrainSpecsConcurrency(t *testing.T) {
+	cfg := &config.Config{Rollout: config.Rollout{Concurrency: 8, Seed: 3},
+		SFT:  &config.SFT{Policy: "p", Mode: "prefix", Concurrency: 5},
+		GRPO: &config.GRPO{Policy: "p", GroupSize: 8, Concurrency: 2, Filter: &config.Filter{MinRollouts: 4}}}
+	sft, grpo := trainSpecs(cfg)
+	if sft.Concurrency != 5 || sft.Seed != 3 || grpo.Concurrency != 2 || grpo.G != 8 || grpo.Seed != 3 || grpo.Filter.MinRollouts != 4 {
+		t.Errorf("sft %+v\ngrpo %+v", sft, grpo)
+	}
+	if sft, grpo := trainSpecs(&config.Config{}); sft != nil || grpo != nil {
+		t.Errorf("no blocks: %v %v", sft, grpo)
+	}
+}
+
+// grpo.concurrency = 2 (tasks in parallel) gives the same groups,
+// advantages and metrics as 1: seeds come from the task, not the schedule.
+func TestGRPOConcurrencySameResults(t *testing.T) {
+	tasks := retailTasks(t, "16", "30", "5")
+	type out struct {
+		groups  []string
+		metrics report.Metrics
+	}
+	var runs []out
+	for _, conc := range []int{1, 2} {
+		spec := testSpec(t, tasks)
+		spec.Stages = []string{StageImport, StageGRPO}
+		spec.GRPO.Concurrency = conc
+		dir := t.TempDir()
+		res, err := Run(context.Background(), spec, Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, FileGRPO))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		slices.Sort(lines)
+		runs = append(runs, out{lines, res.Metrics})
+	}
+	if m := runs[0].metrics; len(runs[0].groups) != 3 || m.GRPOGroups < 3 || m.GRPOSegments == 0 {
+		t.Fatalf("grpo.jsonl has %d tasks, %d groups, %d segments; want 3 tasks and data", len(runs[0].groups), m.GRPOGroups, m.GRPOSegments)
+	}
+	if diff := cmp.Diff(runs[0], runs[1], cmp.AllowUnexported(out{})); diff != "" {
+		t.Errorf("concurrency 1 vs 2 (-1 +2):\n%s", diff)
 	}
 }

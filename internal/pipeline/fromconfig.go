@@ -182,20 +182,30 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		spec.Rollout.Limits = &plugin.Limits{MaxTurns: int32(ro.MaxTurns), MaxToolCalls: int32(ro.MaxToolCalls),
 			TurnTimeoutMs: ro.TurnTimeout.Milliseconds(), EpisodeTimeoutMs: ro.EpisodeTimeout.Milliseconds()}
 	}
-	conc := max(1, ro.Concurrency)
+	spec.SFT, spec.GRPO = trainSpecs(cfg)
+	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
+}
+
+// trainSpecs are the sft and grpo blocks of cfg as stage specs (nil for a
+// block the config has not): each block's own concurrency, the rollout's
+// seed.
+func trainSpecs(cfg *config.Config) (*SFTSpec, *GRPOSpec) {
+	var sft *SFTSpec
+	var grpo *GRPOSpec
+	seed := cfg.Rollout.Seed
 	if s := cfg.SFT; s != nil {
-		spec.SFT = &SFTSpec{Policy: s.Policy, View: s.View, Harness: s.Harness, Mode: s.Mode, Retries: s.Retries,
-			Threshold: s.Threshold, Compare: true, Concurrency: conc, Seed: ro.Seed}
+		sft = &SFTSpec{Policy: s.Policy, View: s.View, Harness: s.Harness, Mode: s.Mode, Retries: s.Retries,
+			Threshold: s.Threshold, Compare: true, Concurrency: s.Concurrency, Seed: seed}
 	}
 	if g := cfg.GRPO; g != nil {
-		spec.GRPO = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
-			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: 1, Seed: ro.Seed}
+		grpo = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
+			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: g.Concurrency, Seed: seed}
 		if f := g.Filter; f != nil {
 			fc := train.FilterConfig(*f)
-			spec.GRPO.Filter = &fc
+			grpo.Filter = &fc
 		}
 	}
-	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
+	return sft, grpo
 }
 
 // installModule builds or reads module m into reg and tags it

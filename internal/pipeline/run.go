@@ -449,6 +449,7 @@ func compactTrajectory(raw json.RawMessage) json.RawMessage {
 var resumeFree = map[string]bool{
 	"file": true, "dir": true, "variables": true, "output": true, "stages": true,
 	"rollout.concurrency": true, "rollout.retries": true, "rollout.backoff": true,
+	"sft.concurrency": true, "grpo.concurrency": true,
 }
 
 // configConflicts compares two resolved configs (JSON objects) and returns
