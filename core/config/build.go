@@ -41,6 +41,20 @@ func (n *node) elemRange(name string, i int) hcl.Range {
 	return a.rng
 }
 
+// source records the block's ranges for errors found after decoding.
+func (n *node) source() *Source {
+	s := &Source{Block: n.defRange, Attrs: map[string]hcl.Range{}, Elems: map[string][]hcl.Range{}}
+	for name, a := range n.attrs {
+		s.Attrs[name] = a.rng
+		if t, ok := a.expr.(*hclsyntax.TupleConsExpr); ok {
+			for _, e := range t.Exprs {
+				s.Elems[name] = append(s.Elems[name], e.Range())
+			}
+		}
+	}
+	return s
+}
+
 func (n *node) str(name, def string) string {
 	if a, ok := n.attrs[name]; ok {
 		return a.val.AsString()
@@ -335,6 +349,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		}
 		ts.IDs = n.strs("ids")
 		ts.Limit = d.integer(n, "limit")
+		ts.Source = n.source()
 		cfg.Tasks = append(cfg.Tasks, ts)
 	}
 
@@ -367,6 +382,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		if s := d.object(n, "settings"); s != nil {
 			h.Settings = s
 		}
+		h.Source = n.source()
 		cfg.Harnesses = append(cfg.Harnesses, h)
 	}
 

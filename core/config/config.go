@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/weft-dev/weft/core/train"
 )
 
@@ -95,6 +97,42 @@ type TaskSet struct {
 	IDs []string `json:"ids,omitempty"`
 	// Limit keeps the first Limit tasks after the IDs filter; 0 = all.
 	Limit int `json:"limit"`
+	// Source is where the block is in the file, for errors found after
+	// decoding (a duplicate task id across files, an unknown id).
+	Source *Source `json:"-"`
+}
+
+// Source is where a block is in the config file, kept so that problems
+// found after decoding (by loading the files it names, or asking a plugin)
+// are diagnostics with source ranges like the decoder's own.
+type Source struct {
+	// Block is the block's header.
+	Block hcl.Range
+	// Attrs are the ranges of the attributes' values.
+	Attrs map[string]hcl.Range
+	// Elems are the element ranges of list attributes written as list
+	// literals.
+	Elems map[string][]hcl.Range
+}
+
+// Attr is the range of attribute name's value, else the block's header
+// (also for a nil Source: the zero range).
+func (s *Source) Attr(name string) hcl.Range {
+	if s == nil {
+		return hcl.Range{}
+	}
+	if r, ok := s.Attrs[name]; ok {
+		return r
+	}
+	return s.Block
+}
+
+// Elem is the range of element i of list attribute name, else Attr(name).
+func (s *Source) Elem(name string, i int) hcl.Range {
+	if s != nil && i < len(s.Elems[name]) {
+		return s.Elems[name][i]
+	}
+	return s.Attr(name)
 }
 
 // Policy is one `policy "NAME"` block. Exactly one of Endpoint and Scripted
@@ -177,6 +215,9 @@ type Harness struct {
 	// Settings is the harness settings JSON object (host.Executor.Settings);
 	// "{}" when not set.
 	Settings json.RawMessage `json:"settings"`
+	// Source is where the block is in the file, for the check of Settings
+	// against the harness's settings_schema.
+	Source *Source `json:"-"`
 }
 
 // Plugin is the verifier or the attributor: a built-in plugin or a plugin

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/weft-dev/weft/core/config"
@@ -101,7 +102,19 @@ func TestMinimalDefaults(t *testing.T) {
 		Stages:     []string{"import", "rollout"},
 		Output:     config.Output{Dir: filepath.Join(dir, "runs", "test"), Formats: []string{"trl_jsonl", "rl_jsonl"}},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	// Sources are checked here, then left out of the comparison.
+	if r := cfg.Tasks[0].Source.Elem("weft", 0); r.Start.Line != 5 || r.Start.Column != 11 {
+		t.Errorf("tasks weft[0] at %v, want 5:11", r)
+	}
+	if r := cfg.Tasks[0].Source.Attr("ids"); r.Start.Line != 4 || r.Start.Column != 1 {
+		t.Errorf("tasks ids (absent) at %v, want the block header 4:1", r)
+	}
+	if r := cfg.Harnesses[0].Source.Attr("settings"); r.Start.Line != 10 {
+		t.Errorf("harness settings (absent) at %v, want the block header, line 10", r)
+	}
+	ignore := cmpopts.IgnoreFields(config.TaskSet{}, "Source")
+	ignoreH := cmpopts.IgnoreFields(config.Harness{}, "Source")
+	if diff := cmp.Diff(want, cfg, ignore, ignoreH); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
 }

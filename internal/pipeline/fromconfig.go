@@ -52,6 +52,10 @@ type Built struct {
 // the tasks and makes the policies and harnesses of cfg. Errors name the
 // config block at fault.
 func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error) {
+	// Task ids are checked (with source ranges) before anything is built.
+	if diags := checkTaskIDs(cfg); diags.HasErrors() {
+		return nil, diagError(diags)
+	}
 	if env.Runtime == nil {
 		return nil, errors.New("pipeline: FromConfig: no module runtime")
 	}
@@ -114,17 +118,12 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	}
 
 	prompts := map[*task.Task]string{}
-	seen := map[string]string{}
 	for _, ts := range cfg.Tasks {
 		tasks, prompt, err := loadTaskSet(ts, names, reg)
 		if err != nil {
 			return fail(fmt.Errorf("tasks %q: %w", ts.Name, err))
 		}
 		for _, t := range tasks {
-			if other, dup := seen[t.ID]; dup {
-				return fail(fmt.Errorf("tasks %q: task id %q is also in tasks %q", ts.Name, t.ID, other))
-			}
-			seen[t.ID] = ts.Name
 			prompts[t] = prompt
 			spec.Tasks = append(spec.Tasks, t)
 		}
@@ -304,27 +303,9 @@ func loadTaskSet(ts config.TaskSet, names map[string]string, reg *module.Registr
 		}
 		out = append(out, tasks...)
 	}
-	if len(ts.IDs) > 0 {
-		want := map[string]bool{}
-		for _, id := range ts.IDs {
-			want[id] = true
-		}
-		var kept []*task.Task
-		for _, t := range out {
-			if want[t.ID] {
-				kept = append(kept, t)
-				delete(want, t.ID)
-			}
-		}
-		for _, id := range ts.IDs {
-			if want[id] {
-				return nil, "", fmt.Errorf("ids: no task %q", id)
-			}
-		}
-		out = kept
-	}
-	if ts.Limit > 0 && len(out) > ts.Limit {
-		out = out[:ts.Limit]
+	out, missing := filterTasks(out, func(t *task.Task) string { return t.ID }, ts.IDs, ts.Limit)
+	if len(missing) > 0 {
+		return nil, "", fmt.Errorf("ids: no task %q", ts.IDs[missing[0]])
 	}
 	prompt := ""
 	if ts.SystemPrompt != "" {
