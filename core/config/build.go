@@ -41,6 +41,20 @@ func (n *node) elemRange(name string, i int) hcl.Range {
 	return a.rng
 }
 
+// source records the block's ranges for errors found after decoding.
+func (n *node) source() *Source {
+	s := &Source{Block: n.defRange, Attrs: map[string]hcl.Range{}, Elems: map[string][]hcl.Range{}}
+	for name, a := range n.attrs {
+		s.Attrs[name] = a.rng
+		if t, ok := a.expr.(*hclsyntax.TupleConsExpr); ok {
+			for _, e := range t.Exprs {
+				s.Elems[name] = append(s.Elems[name], e.Range())
+			}
+		}
+	}
+	return s
+}
+
 func (n *node) str(name, def string) string {
 	if a, ok := n.attrs[name]; ok {
 		return a.val.AsString()
@@ -91,15 +105,58 @@ func (n *node) child(typ string) *node {
 	return nil
 }
 
-// atLeast reports an int attribute below min.
-func (d *decoder) atLeast(n *node, name string, min int, why string) int {
-	v := n.integer(name, min)
-	if v < min {
-		d.errorf(n.rng(name), "Invalid "+strings.ReplaceAll(name, "_", " "),
-			"%s must be at least %d%s, got %d.", name, min, why, v)
-		return min
+// integer decodes a kInt attribute with its default and bounds from the
+// schema table: the default when absent; a value out of bounds is
+// reported and the default returned.
+func (d *decoder) integer(n *node, name string) int {
+	a := n.spec.attr(name)
+	def, _ := a.dflt.(int)
+	if !n.has(name) {
+		return def
+	}
+	v := n.integer(name, def)
+	switch {
+	case a.min != nil && float64(v) < *a.min:
+		summary, detail := "Invalid "+strings.ReplaceAll(name, "_", " "), "%s must be at least %d%s, got %d."
+		args := []any{name, int(*a.min), a.hint, v}
+		if a.summary != "" {
+			summary, detail, args = a.summary, a.detail, []any{int(*a.min), v}
+		}
+		d.errorf(n.rng(name), summary, detail, args...)
+		return def
+	case a.max != nil && float64(v) > *a.max:
+		d.errorf(n.rng(name), "Invalid "+strings.ReplaceAll(name, "_", " "), "%s must be at most %d%s, got %d.", name, int(*a.max), a.hint, v)
+		return def
 	}
 	return v
+}
+
+// number decodes a kNumber attribute with its default and bounds from the
+// schema table.
+func (d *decoder) number(n *node, name string) float64 {
+	a := n.spec.attr(name)
+	def, _ := a.dflt.(float64)
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if a.min != nil {
+		lo = *a.min
+	}
+	if a.max != nil {
+		hi = *a.max
+	}
+	return d.within(n, name, def, lo, hi)
+}
+
+// enum decodes a kString attribute that must be one of the table's enum.
+func (d *decoder) enum(n *node, name string) string {
+	a := n.spec.attr(name)
+	def, _ := a.dflt.(string)
+	return d.oneOf(n, name, def, a.enum, a.what)
+}
+
+// flag decodes a kBool attribute with its default from the table.
+func (d *decoder) flag(n *node, name string) bool {
+	def, _ := n.spec.attr(name).dflt.(bool)
+	return n.boolean(name, def)
 }
 
 // within reports a number attribute outside [lo, hi].
@@ -252,7 +309,7 @@ func (d *decoder) build(root *node, file string) *Config {
 					"digest must be \"sha256:\" followed by 64 lowercase hex digits, got %q.", m.Digest)
 			}
 		}
-		for _, k := range []string{"schema", "seed", "seed_format"} {
+		for _, k := range []string{"schema", "seed"} {
 			if n.has(k) && !n.has("path") {
 				d.errorf(n.rng(k), "Attribute needs path",
 					"%s applies only to a module built from source (path); module %q has none.", k, n.label)
@@ -265,9 +322,6 @@ func (d *decoder) build(root *node, file string) *Config {
 			}
 		}
 		m.Seed = d.path(n, "seed", true, "module seed")
-		if m.Path != "" {
-			m.SeedFormat = d.oneOf(n, "seed_format", SeedState, []string{SeedState, SeedTau2Retail}, "seed format")
-		}
 		cfg.Modules = append(cfg.Modules, m)
 	}
 
@@ -278,9 +332,11 @@ func (d *decoder) build(root *node, file string) *Config {
 				"Task set %q needs a tau2 file, weft files, or both.", n.label)
 		}
 		ts.Tau2 = d.path(n, "tau2", true, "tau2 tasks file")
-		if ts.Tau2 != "" {
-			ts.Tau2Domain = d.oneOf(n, "tau2_domain", "retail", []string{"retail"}, "tau2 domain")
+		if n.has("tau2_tools") && !n.has("tau2") {
+			d.errorf(n.rng("tau2_tools"), "Attribute needs tau2",
+				"tau2_tools applies only to a tau2 tasks file; task set %q has no tau2.", n.label)
 		}
+		ts.Tau2Tools = d.path(n, "tau2_tools", true, "tau2 tools file")
 		ts.Weft = d.paths(n, "weft", "weft tasks file")
 		ts.SystemPrompt = d.path(n, "system_prompt", true, "system prompt file")
 		if n.has("modules") {
@@ -292,7 +348,8 @@ func (d *decoder) build(root *node, file string) *Config {
 			ts.Modules = slices.Clone(modules.order)
 		}
 		ts.IDs = n.strs("ids")
-		ts.Limit = d.atLeast(n, "limit", 0, "")
+		ts.Limit = d.integer(n, "limit")
+		ts.Source = n.source()
 		cfg.Tasks = append(cfg.Tasks, ts)
 	}
 
@@ -325,6 +382,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		if s := d.object(n, "settings"); s != nil {
 			h.Settings = s
 		}
+		h.Source = n.source()
 		cfg.Harnesses = append(cfg.Harnesses, h)
 	}
 
@@ -387,18 +445,15 @@ func (d *decoder) build(root *node, file string) *Config {
 		if n.has("policy") {
 			d.ref(policies, r.Policy, n.rng("policy"), "rollout")
 		}
-		r.EpisodesPerTask = d.atLeast(n, "episodes_per_task", 1, "")
-		r.Concurrency = d.atLeast(n, "concurrency", 1, "")
+		r.EpisodesPerTask = d.integer(n, "episodes_per_task")
+		r.Concurrency = d.integer(n, "concurrency")
 		r.EpisodeTimeout = d.duration(n, "episode_timeout")
 		r.TurnTimeout = d.duration(n, "turn_timeout")
-		r.Retries = d.atLeast(n, "retries", 0, " (the number of extra attempts)")
+		r.Retries = d.integer(n, "retries")
 		r.Backoff = d.duration(n, "backoff")
-		r.MaxTurns = d.atLeast(n, "max_turns", 0, " (0 = no cap)")
-		r.MaxToolCalls = d.atLeast(n, "max_tool_calls", 0, " (0 = no cap)")
-		r.Seed = uint64(d.atLeast(n, "seed", 0, ""))
-		if !n.has("seed") {
-			r.Seed = 1
-		}
+		r.MaxTurns = d.integer(n, "max_turns")
+		r.MaxToolCalls = d.integer(n, "max_tool_calls")
+		r.Seed = uint64(d.integer(n, "seed"))
 		cfg.Rollout = r
 	}
 
@@ -428,13 +483,14 @@ func (d *decoder) build(root *node, file string) *Config {
 		if n.has("policy") {
 			d.ref(policies, s.Policy, n.rng("policy"), "sft")
 		}
-		s.Mode = d.oneOf(n, "mode", "prefix", []string{"prefix", "end_to_end"}, "rejection-sampling mode")
-		s.Retries = d.atLeast(n, "retries", 0, " (the retry limit: extra candidates per turn)")
-		if !n.has("retries") {
-			s.Retries = 3
-		}
-		s.Threshold = d.within(n, "threshold", 1, 0, 1)
+		s.Mode = d.enum(n, "mode")
+		s.Retries = d.integer(n, "retries")
+		s.Threshold = d.number(n, "threshold")
 		s.View, s.Harness = pair(n, "sft")
+		s.Concurrency = d.integer(n, "concurrency")
+		if !n.has("concurrency") {
+			s.Concurrency = max(1, cfg.Rollout.Concurrency)
+		}
 		cfg.SFT = s
 	}
 
@@ -443,32 +499,23 @@ func (d *decoder) build(root *node, file string) *Config {
 		if n.has("policy") {
 			d.ref(policies, g.Policy, n.rng("policy"), "grpo")
 		}
-		g.GroupSize = 8
-		if n.has("group_size") {
-			g.GroupSize = n.integer("group_size", 8)
-			if g.GroupSize < 2 {
-				d.errorf(n.rng("group_size"), "Group too small",
-					"group_size (G) must be at least 2: a group-normalised advantage compares each candidate with the others; got %d.", g.GroupSize)
-			}
-		}
-		g.Eps = n.num("eps", 1e-6)
+		g.GroupSize = d.integer(n, "group_size")
+		g.Eps = n.num("eps", n.spec.attr("eps").dflt.(float64))
 		if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
 			d.errorf(n.rng("eps"), "Invalid eps", "eps must be a finite number > 0, got %g.", g.Eps)
 		}
-		g.Level = d.oneOf(n, "level", "atomic_turn", []string{"atomic_turn", "trajectory"}, "GRPO level")
-		g.Continue = d.oneOf(n, "continue", "first", []string{"first", "random", "reference"}, "continuation")
-		g.Mask = n.boolean("mask", true)
-		g.Reward = d.oneOf(n, "reward", "binary", GRPORewards, "GRPO reward")
+		g.Level = d.enum(n, "level")
+		g.Continue = d.enum(n, "continue")
+		g.Mask = d.flag(n, "mask")
+		g.Reward = d.enum(n, "reward")
 		g.View, g.Harness = pair(n, "grpo")
+		g.Concurrency = d.integer(n, "concurrency")
 		if f := n.child("consistency_filter"); f != nil {
 			g.Filter = &Filter{
-				MinCorrelation: d.within(f, "min_correlation", 0.5, -1, 1),
-				MinAgreement:   d.within(f, "min_agreement", 0.8, 0, 1),
-				RubricPass:     d.within(f, "rubric_pass", 0.5, 0, 1),
-				MinRollouts:    d.atLeast(f, "min_rollouts", 2, " (a correlation needs two points)"),
-			}
-			if !f.has("min_rollouts") {
-				g.Filter.MinRollouts = 4
+				MinCorrelation: d.number(f, "min_correlation"),
+				MinAgreement:   d.number(f, "min_agreement"),
+				RubricPass:     d.number(f, "rubric_pass"),
+				MinRollouts:    d.integer(f, "min_rollouts"),
 			}
 			if cfg.Verifier.Judge == "" {
 				d.errorf(f.defRange, "Consistency filter needs a judge",
@@ -529,34 +576,28 @@ func (d *decoder) policy(n *node) Policy {
 			d.errorf(ep.rng("model"), "Empty model", "model must name the model the endpoint serves.")
 		}
 		e.Timeout = d.duration(ep, "timeout")
-		e.MaxRetries = d.atLeast(ep, "max_retries", -1, " (-1 = no retries)")
-		if !ep.has("max_retries") {
-			e.MaxRetries = 0
-		}
-		e.MaxConcurrency = d.atLeast(ep, "max_concurrency", 0, " (0 = no cap)")
+		e.MaxRetries = d.integer(ep, "max_retries")
+		e.MaxConcurrency = d.integer(ep, "max_concurrency")
 		e.ExtraBody = d.object(ep, "extra_body")
 		p.Endpoint = e
 	}
 	if sc != nil {
-		s := &Scripted{Seed: 1}
-		if sc.has("seed") {
-			s.Seed = uint64(d.atLeast(sc, "seed", 0, ""))
-		}
+		s := &Scripted{Seed: uint64(d.integer(sc, "seed"))}
 		if f := sc.child("faults"); f != nil {
 			s.Faults = Faults{
-				WrongArgument:    d.within(f, "wrong_argument", 0, 0, 1),
-				SkipStep:         d.within(f, "skip_step", 0, 0, 1),
-				ExtraCall:        d.within(f, "extra_call", 0, 0, 1),
-				HallucinatedTool: d.within(f, "hallucinated_tool", 0, 0, 1),
-				MalformedCall:    d.within(f, "malformed_call", 0, 0, 1),
-				EarlyStop:        d.within(f, "early_stop", 0, 0, 1),
+				WrongArgument:    d.number(f, "wrong_argument"),
+				SkipStep:         d.number(f, "skip_step"),
+				ExtraCall:        d.number(f, "extra_call"),
+				HallucinatedTool: d.number(f, "hallucinated_tool"),
+				MalformedCall:    d.number(f, "malformed_call"),
+				EarlyStop:        d.number(f, "early_stop"),
 			}
 		}
 		p.Scripted = s
 	}
 	if sm := n.child("sampling"); sm != nil {
 		if sm.has("temperature") {
-			t := d.within(sm, "temperature", 1, 0, 2)
+			t := d.number(sm, "temperature")
 			p.Sampling.Temperature = &t
 		}
 		if sm.has("top_p") {
@@ -566,13 +607,13 @@ func (d *decoder) policy(n *node) Policy {
 			}
 			p.Sampling.TopP = &t
 		}
-		p.Sampling.MaxTokens = d.atLeast(sm, "max_tokens", 0, " (0 = the endpoint's default)")
+		p.Sampling.MaxTokens = d.integer(sm, "max_tokens")
 		if sm.has("seed") {
 			s := int64(sm.integer("seed", 0))
 			p.Sampling.Seed = &s
 		}
 		p.Sampling.Stop = sm.strs("stop")
-		p.Sampling.Logprobs = sm.boolean("logprobs", false)
+		p.Sampling.Logprobs = d.flag(sm, "logprobs")
 	}
 	return p
 }

@@ -3,6 +3,10 @@ package config
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/weft-dev/weft/core/train"
 )
 
 // Config is a decoded, validated experiment config. Paths are absolute
@@ -53,13 +57,12 @@ type Module struct {
 	// Schema is the DDL file of the tables the module owns; with Path, ""
 	// means Path/schema.sql if it exists.
 	Schema string `json:"schema,omitempty"`
-	// Seed is the seed-rows file; "" = none.
+	// Seed is the seed-rows file, in the one generic seed format of
+	// `weft module build --seed` (a weft.state/v1 export, or {table: [rows]}
+	// JSON over the module's schema); "" = none. A domain's own data (a
+	// tau2 db.json, say) is converted by the domain's converter first
+	// (docs/design/011-domain-adapters.md).
 	Seed string `json:"seed,omitempty"`
-	// SeedFormat says how Seed is read: SeedState (a weft.state/v1 file or
-	// {table: [rows]} JSON, the format of `weft module build --seed`) or
-	// SeedTau2Retail (a tau2-bench retail db.json, loaded by
-	// examples/modules/retail/retaildb). Default SeedState.
-	SeedFormat string `json:"seed_format,omitempty"`
 	// Bundle is a bundle tar written by `weft module build -o`.
 	Bundle string `json:"bundle,omitempty"`
 	// Digest is "sha256:" + 64 lowercase hex digits: a module already in
@@ -70,12 +73,6 @@ type Module struct {
 	Registry string `json:"registry,omitempty"`
 }
 
-// Seed formats of Module.SeedFormat.
-const (
-	SeedState      = "state"
-	SeedTau2Retail = "tau2_retail"
-)
-
 // TaskSet is one `tasks "NAME"` block: tasks read from a tau2-bench tasks
 // file and/or weft.tasks/v1 files.
 type TaskSet struct {
@@ -83,9 +80,10 @@ type TaskSet struct {
 	// Tau2 is a tau2-bench tasks.json, converted with task.FromTau2 (one
 	// atomic task per state-changing gold action); "" = none.
 	Tau2 string `json:"tau2,omitempty"`
-	// Tau2Domain names the read-only tool set the conversion uses; only
-	// "retail" (task.RetailReadOnly) exists. Default "retail".
-	Tau2Domain string `json:"tau2_domain,omitempty"`
+	// Tau2Tools is the domain's tau2 tools.json (task.LoadTau2Tools), whose
+	// read_only flags say which gold actions change the state; "" = the
+	// readOnlyHint annotations of the task set's modules' manifests.
+	Tau2Tools string `json:"tau2_tools,omitempty"`
 	// Weft are weft.tasks/v1 files.
 	Weft []string `json:"weft,omitempty"`
 	// Modules name the module blocks the tasks run on (tau2 tasks get them
@@ -99,6 +97,42 @@ type TaskSet struct {
 	IDs []string `json:"ids,omitempty"`
 	// Limit keeps the first Limit tasks after the IDs filter; 0 = all.
 	Limit int `json:"limit"`
+	// Source is where the block is in the file, for errors found after
+	// decoding (a duplicate task id across files, an unknown id).
+	Source *Source `json:"-"`
+}
+
+// Source is where a block is in the config file, kept so that problems
+// found after decoding (by loading the files it names, or asking a plugin)
+// are diagnostics with source ranges like the decoder's own.
+type Source struct {
+	// Block is the block's header.
+	Block hcl.Range
+	// Attrs are the ranges of the attributes' values.
+	Attrs map[string]hcl.Range
+	// Elems are the element ranges of list attributes written as list
+	// literals.
+	Elems map[string][]hcl.Range
+}
+
+// Attr is the range of attribute name's value, else the block's header
+// (also for a nil Source: the zero range).
+func (s *Source) Attr(name string) hcl.Range {
+	if s == nil {
+		return hcl.Range{}
+	}
+	if r, ok := s.Attrs[name]; ok {
+		return r
+	}
+	return s.Block
+}
+
+// Elem is the range of element i of list attribute name, else Attr(name).
+func (s *Source) Elem(name string, i int) hcl.Range {
+	if s != nil && i < len(s.Elems[name]) {
+		return s.Elems[name][i]
+	}
+	return s.Attr(name)
 }
 
 // Policy is one `policy "NAME"` block. Exactly one of Endpoint and Scripted
@@ -181,6 +215,9 @@ type Harness struct {
 	// Settings is the harness settings JSON object (host.Executor.Settings);
 	// "{}" when not set.
 	Settings json.RawMessage `json:"settings"`
+	// Source is where the block is in the file, for the check of Settings
+	// against the harness's settings_schema.
+	Source *Source `json:"-"`
 }
 
 // Plugin is the verifier or the attributor: a built-in plugin or a plugin
@@ -252,6 +289,10 @@ type SFT struct {
 	// declared, else the first view; the first harness.
 	View    string `json:"view"`
 	Harness string `json:"harness"`
+	// Concurrency caps the tasks sampled at once, >= 1. Default: the
+	// rollout's Concurrency (stated in the resolved config, not implied).
+	// Results do not depend on it.
+	Concurrency int `json:"concurrency"`
 }
 
 // GRPO is the `grpo` block: atomic-turn GRPO data.
@@ -259,8 +300,13 @@ type GRPO struct {
 	// Policy names the policy whose candidates are sampled. Default: the
 	// rollout policy.
 	Policy string `json:"policy"`
-	// GroupSize is G, the candidates sampled per group, >= 2. Default 8.
+	// GroupSize is G, the candidates sampled per group, >=
+	// train.MinGroupSize (2). Default 8.
 	GroupSize int `json:"group_size"`
+	// Concurrency caps the tasks whose groups are built at once, >= 1
+	// (the G candidates of a group run in parallel either way). Default 1.
+	// Results do not depend on it.
+	Concurrency int `json:"concurrency"`
 	// Eps is the epsilon of the advantage normalisation, > 0.
 	// Default 1e-6.
 	Eps float64 `json:"eps"`
@@ -321,6 +367,13 @@ var (
 	// "score" (the checkpoint score R in [0, 1]) and the FTRL per-turn
 	// variants (train.SolveF1, SolveP, SolveR, SolvePrecision).
 	GRPORewards = []string{"binary", "score", "ftrl_f1", "ftrl_p", "ftrl_r", "ftrl_precision"}
+	// SFTModes are sft.mode's values, core/train's rejection-sampling
+	// modes (their owner).
+	SFTModes = []string{train.ModePrefix, train.ModeEndToEnd}
+	// GRPOLevels are grpo.level's values, core/train's GRPO levels.
+	GRPOLevels = []string{train.LevelAtomicTurn, train.LevelTrajectory}
+	// GRPOContinuations are grpo.continue's values, core/train's.
+	GRPOContinuations = []string{train.ContinueFirst, train.ContinueRandom, train.ContinueReference}
 )
 
 // Resolved returns the config as indented JSON (durations as integer

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/weft-dev/weft/core/config"
@@ -88,7 +89,7 @@ func TestMinimalDefaults(t *testing.T) {
 		Dir:       dir,
 		Variables: map[string]json.RawMessage{},
 		Modules: []config.Module{{Name: "m", Path: filepath.Join(dir, "mod"),
-			Schema: filepath.Join(dir, "mod", "schema.sql"), SeedFormat: "state"}},
+			Schema: filepath.Join(dir, "mod", "schema.sql")}},
 		Tasks: []config.TaskSet{{Name: "t", Weft: []string{filepath.Join(dir, "tasks.weft.json")},
 			Modules: []string{"m"}}},
 		Policies:   []config.Policy{{Name: "p", Scripted: &config.Scripted{Seed: 1}}},
@@ -101,7 +102,19 @@ func TestMinimalDefaults(t *testing.T) {
 		Stages:     []string{"import", "rollout"},
 		Output:     config.Output{Dir: filepath.Join(dir, "runs", "test"), Formats: []string{"trl_jsonl", "rl_jsonl"}},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	// Sources are checked here, then left out of the comparison.
+	if r := cfg.Tasks[0].Source.Elem("weft", 0); r.Start.Line != 5 || r.Start.Column != 11 {
+		t.Errorf("tasks weft[0] at %v, want 5:11", r)
+	}
+	if r := cfg.Tasks[0].Source.Attr("ids"); r.Start.Line != 4 || r.Start.Column != 1 {
+		t.Errorf("tasks ids (absent) at %v, want the block header 4:1", r)
+	}
+	if r := cfg.Harnesses[0].Source.Attr("settings"); r.Start.Line != 10 {
+		t.Errorf("harness settings (absent) at %v, want the block header, line 10", r)
+	}
+	ignore := cmpopts.IgnoreFields(config.TaskSet{}, "Source")
+	ignoreH := cmpopts.IgnoreFields(config.Harness{}, "Source")
+	if diff := cmp.Diff(want, cfg, ignore, ignoreH); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -315,6 +328,10 @@ func TestSemanticErrors(t *testing.T) {
 			"Invalid module source", `Module "m" needs exactly one of path, bundle and digest; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
 			"Undeclared module", `Task set "t" names module "retail", but there is no module "retail" block (declared: "m").`},
+		{"tau2_tools without tau2", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  tau2_tools = \"tasks.weft.json\"", 1) + tail, 6, 16,
+			"Attribute needs tau2", `tau2_tools applies only to a tau2 tasks file; task set "t" has no tau2.`},
+		{"removed seed_format", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed_format = \"tau2_retail\"", 1) + tail, 3, 3,
+			"Unsupported argument", `An argument named "seed_format" is not expected here.`},
 		{"unknown export format", head + tail + "output {\n  formats = [\"parquet\"]\n}\n", 19, 14,
 			"Unknown export format", `"parquet" is not an export format`},
 		{"filter without judge", head + tail + "grpo {\n  consistency_filter {}\n}\n", 19, 3,
@@ -554,8 +571,8 @@ func TestShippedConfigs(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if cfg.Modules[0].Path != filepath.Join(root, "examples/modules/retail") || cfg.Modules[0].SeedFormat != "tau2_retail" ||
-		cfg.Modules[0].Seed != filepath.Join(root, "examples/data/tau2-retail/db.json") {
+	if cfg.Modules[0].Path != filepath.Join(root, "examples/modules/retail") ||
+		cfg.Modules[0].Seed != filepath.Join(root, "examples/data/tau2-retail/db.state.json") || cfg.Tasks[0].Tau2Tools != "" {
 		t.Errorf("module = %+v", cfg.Modules[0])
 	}
 	var tasks []json.RawMessage
@@ -707,4 +724,71 @@ func TestMixDuplicateEntry(t *testing.T) {
 	cfg, diags := parse(t, head+tail+mix, nil)
 	wantDiag(t, cfg, diags, 23, 3, "Duplicate mix entry",
 		`View "agentic" with harness "react" is already in the mix (testdata/test.hcl:19); put their weights in one entry.`)
+}
+
+// The sft and grpo blocks have their own concurrency: sft's defaults to
+// the rollout's, stated in the decoded config; grpo's defaults to 1.
+func TestTrainingConcurrency(t *testing.T) {
+	blocks := func(sft, grpo string) string {
+		return head + "rollout {\n  policy = \"p\"\n  concurrency = 6\n}\nsft {\n  policy = \"p\"\n" + sft + "}\ngrpo {\n" + grpo + "}\n" +
+			"pipeline {\n  stages = [\"import\", \"rollout\", \"sft\", \"grpo\"]\n}\n"
+	}
+	cfg, diags := parse(t, blocks("", ""), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if cfg.SFT.Concurrency != 6 || cfg.GRPO.Concurrency != 1 || cfg.GRPO.GroupSize != 8 {
+		t.Errorf("defaults: sft %d, grpo %d, G %d; want 6, 1, 8", cfg.SFT.Concurrency, cfg.GRPO.Concurrency, cfg.GRPO.GroupSize)
+	}
+	var resolved struct {
+		SFT  map[string]any `json:"sft"`
+		GRPO map[string]any `json:"grpo"`
+	}
+	if err := json.Unmarshal(cfg.Resolved(), &resolved); err != nil {
+		t.Fatal(err)
+	}
+	if resolved.SFT["concurrency"] != 6.0 || resolved.GRPO["concurrency"] != 1.0 {
+		t.Errorf("resolved: sft %v grpo %v", resolved.SFT["concurrency"], resolved.GRPO["concurrency"])
+	}
+	cfg, diags = parse(t, blocks("  concurrency = 2\n", "  concurrency = 3\n"), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if cfg.SFT.Concurrency != 2 || cfg.GRPO.Concurrency != 3 || cfg.Rollout.Concurrency != 6 {
+		t.Errorf("explicit: sft %d, grpo %d, rollout %d", cfg.SFT.Concurrency, cfg.GRPO.Concurrency, cfg.Rollout.Concurrency)
+	}
+	cfg, diags = parse(t, blocks("  concurrency = 0\n", ""), nil)
+	wantDiag(t, cfg, diags, 18, 17, "Invalid concurrency", "concurrency must be at least 1, got 0.")
+	cfg, diags = parse(t, blocks("", "  concurrency = -1\n"), nil)
+	wantDiag(t, cfg, diags, 20, 17, "Invalid concurrency", "concurrency must be at least 1, got -1.")
+}
+
+// Every default the docs show for a literal default is the one the decoder
+// uses: the minimal config decodes to the schema table's typed defaults.
+func TestDefaultsFromSchema(t *testing.T) {
+	cfg, diags := parse(t, head+"rollout {\n  policy = \"p\"\n}\nsft {\n  policy = \"p\"\n}\ngrpo {}\n"+
+		"pipeline {\n  stages = [\"import\", \"rollout\", \"sft\", \"grpo\"]\n}\n", nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	docs := config.Docs()
+	for _, row := range []string{
+		"| `mode` | string | \"prefix\" |", "| `retries` | int | 3 |", "| `threshold` | number | 1 |",
+		"| `group_size` | int | 8 | G, candidates per group; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
+		"| `continue` | string | \"first\" |", "| `mask` | bool | true |", "| `reward` | string | \"binary\" |",
+		"| `episodes_per_task` | int | 1 |", "| `seed` | int | 1 | Base of the episode seeds; >= 0. |",
+	} {
+		if !strings.Contains(docs, row) {
+			t.Errorf("docs lack %q", row)
+		}
+	}
+	want := config.SFT{Policy: "p", Mode: "prefix", Retries: 3, Threshold: 1, View: "agentic", Harness: "react", Concurrency: 1}
+	if diff := cmp.Diff(want, *cfg.SFT); diff != "" {
+		t.Errorf("sft (-want +got):\n%s", diff)
+	}
+	wantG := config.GRPO{Policy: "p", GroupSize: 8, Eps: 1e-6, Level: "atomic_turn", Continue: "first", Mask: true, Reward: "binary",
+		View: "agentic", Harness: "react", Concurrency: 1}
+	if diff := cmp.Diff(wantG, *cfg.GRPO); diff != "" {
+		t.Errorf("grpo (-want +got):\n%s", diff)
+	}
 }

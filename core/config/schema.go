@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/weft-dev/weft/core/train"
 
 	"github.com/zclconf/go-cty/cty"
 )
@@ -42,13 +45,82 @@ func (k kind) String() string {
 	return [...]string{"string", "number", "int", "bool", "duration", "path", "path", "list(string)", "list(path)", "object", "any"}[k]
 }
 
-// attrSpec is one attribute of a block.
+// attrSpec is one attribute of a block: its type, its default and its
+// rules, once. The decoder (build.go) reads the default and checks the
+// rules from here, and Docs renders both, so they cannot disagree.
 type attrSpec struct {
 	name     string
 	kind     kind
 	required bool
-	def      string // the default, as documented ("" = none)
-	doc      string
+	// dflt is the typed default the decoder uses when the attribute is
+	// absent: int (kInt), float64 (kNumber), bool (kBool) or string
+	// (kString); nil = the zero value, or a default build.go derives.
+	dflt any
+	// def documents a default that is not a literal ("the first
+	// harness"); "" = dflt's literal, or none.
+	def string
+	// min and max bound a kInt or kNumber value, inclusive; nil = none.
+	min, max *float64
+	// hint is added to a bound error after the limit: " (0 = no cap)".
+	hint string
+	// summary and detail replace a too-small error's summary and detail
+	// (detail is a format of the minimum and the value, both ints).
+	summary, detail string
+	// enum is a kString's allowed values (their owner's list), what their
+	// name in errors ("GRPO level").
+	enum []string
+	what string
+	doc  string
+}
+
+func bound(x float64) *float64 { return &x }
+
+// literal renders a typed default as the config writes it.
+func literal(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case float64:
+		return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e-0", "e-", 1)
+	}
+	return fmt.Sprint(v)
+}
+
+// rule renders an attribute's bounds as the docs state them ("" = none).
+func (a *attrSpec) rule() string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	switch {
+	case a.min != nil && a.max != nil:
+		return "in [" + f(*a.min) + ", " + f(*a.max) + "]"
+	case a.min != nil:
+		return ">= " + f(*a.min)
+	case a.max != nil:
+		return "<= " + f(*a.max)
+	}
+	return ""
+}
+
+// meaning is the docs' Meaning cell: the doc text and the rule.
+func (a *attrSpec) meaning() string {
+	r := a.rule()
+	switch {
+	case r == "":
+		return a.doc
+	case a.doc == "":
+		return strings.ToUpper(r[:1]) + r[1:] + "."
+	}
+	return strings.TrimSuffix(a.doc, ".") + "; " + r + "."
+}
+
+// attr returns the spec of attribute name of block s; a name the table
+// does not have is a bug in build.go, and panics.
+func (s *blockSpec) attr(name string) *attrSpec {
+	for i := range s.attrs {
+		if s.attrs[i].name == name {
+			return &s.attrs[i]
+		}
+	}
+	panic("config: block " + s.typ + " has no attribute " + name + " in schema.go")
 }
 
 // blockSpec is one block type.
@@ -102,8 +174,7 @@ var rootSpec = &blockSpec{
 			attrs: []attrSpec{
 				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
-				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only)."},
-				{name: "seed_format", kind: kString, def: `"state"`, doc: `How ` + "`seed`" + ` is read: "state" (a weft.state/v1 file or {table: [rows]} JSON) or "tau2_retail" (a tau2-bench retail db.json).`},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 export (`weft state export`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
@@ -114,12 +185,12 @@ var rootSpec = &blockSpec{
 			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
 			attrs: []attrSpec{
 				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
-				{name: "tau2_domain", kind: kString, def: `"retail"`, doc: `The tau2 domain whose read-only tools the conversion uses; only "retail".`},
+				{name: "tau2_tools", kind: kPath, def: "the modules' read-only annotations", doc: "The domain's tau2 tools.json (a list of {name, read_only, ...}): which gold actions leave the state unchanged. Without it a tool is read-only when the manifest of one of `modules` gives it readOnlyHint; with `tau2` only."},
 				{name: "weft", kind: kPaths, def: "[]", doc: "weft.tasks/v1 files."},
 				{name: "modules", kind: kStrings, def: "every declared module", doc: "Names of the `module` blocks the tasks run on."},
 				{name: "system_prompt", kind: kPath, doc: "File with the domain policy the harness puts in the agent's system prompt."},
 				{name: "ids", kind: kStrings, def: "[] (all)", doc: "Keep only the tasks with these ids (tau2 ids for tau2 tasks)."},
-				{name: "limit", kind: kInt, def: "0 (all)", doc: "Keep the first `limit` tasks after the `ids` filter; >= 0."},
+				{name: "limit", kind: kInt, dflt: 0, def: "0 (all)", min: bound(0), doc: "Keep the first `limit` tasks after the `ids` filter."},
 			},
 		},
 		{
@@ -135,8 +206,8 @@ var rootSpec = &blockSpec{
 						{name: "model", kind: kString, required: true, doc: `The request's "model" field.`},
 						{name: "api_key_env", kind: kString, doc: "Environment variable holding the API key (the key never goes in the config)."},
 						{name: "timeout", kind: kDuration, def: "the client's default (60s)", doc: "Per-attempt HTTP timeout."},
-						{name: "max_retries", kind: kInt, def: "0 (the client's default)", doc: "Retries of a retryable failure; -1 = none."},
-						{name: "max_concurrency", kind: kInt, def: "0 (no cap)", doc: "Cap on requests in flight; >= 0."},
+						{name: "max_retries", kind: kInt, dflt: 0, def: "0 (the client's default)", min: bound(-1), hint: " (-1 = no retries)", doc: "Retries of a retryable failure (-1 = none)."},
+						{name: "max_concurrency", kind: kInt, dflt: 0, def: "0 (no cap)", min: bound(0), hint: " (0 = no cap)", doc: "Cap on requests in flight."},
 						{name: "extra_body", kind: kObject, doc: `Object merged into every request body (e.g. {top_k = 20} for vLLM).`},
 					},
 				},
@@ -144,18 +215,18 @@ var rootSpec = &blockSpec{
 					typ: "scripted",
 					doc: "The offline scripted policy: follows each task's reference solution and departs from it only through seeded faults.",
 					attrs: []attrSpec{
-						{name: "seed", kind: kInt, def: "1", doc: "Seed of the fault draws; >= 0."},
+						{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Seed of the fault draws."},
 					},
 					blocks: []*blockSpec{{
 						typ: "faults",
 						doc: "Per-step fault probabilities, each in [0, 1].",
 						attrs: []attrSpec{
-							{name: "wrong_argument", kind: kNumber, def: "0", doc: "One argument value of a call is changed."},
-							{name: "skip_step", kind: kNumber, def: "0", doc: "A tool step is dropped."},
-							{name: "extra_call", kind: kNumber, def: "0", doc: "An additional call is inserted after a step."},
-							{name: "hallucinated_tool", kind: kNumber, def: "0", doc: "A call to a tool that does not exist is inserted."},
-							{name: "malformed_call", kind: kNumber, def: "0", doc: "A badly formed call is inserted before the correct one."},
-							{name: "early_stop", kind: kNumber, def: "0", doc: "The agent claims to be done and stops."},
+							{name: "wrong_argument", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "One argument value of a call is changed."},
+							{name: "skip_step", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "A tool step is dropped."},
+							{name: "extra_call", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "An additional call is inserted after a step."},
+							{name: "hallucinated_tool", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "A call to a tool that does not exist is inserted."},
+							{name: "malformed_call", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "A badly formed call is inserted before the correct one."},
+							{name: "early_stop", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "The agent claims to be done and stops."},
 						},
 					}},
 				},
@@ -163,12 +234,12 @@ var rootSpec = &blockSpec{
 					typ: "sampling",
 					doc: "Sampling parameters of every request (endpoint policies).",
 					attrs: []attrSpec{
-						{name: "temperature", kind: kNumber, def: "endpoint default", doc: "In [0, 2]."},
+						{name: "temperature", kind: kNumber, def: "endpoint default", min: bound(0), max: bound(2)},
 						{name: "top_p", kind: kNumber, def: "endpoint default", doc: "In (0, 1]."},
-						{name: "max_tokens", kind: kInt, def: "0 (endpoint default)", doc: "Cap on each completion, in tokens; >= 0."},
+						{name: "max_tokens", kind: kInt, dflt: 0, def: "0 (endpoint default)", min: bound(0), hint: " (0 = the endpoint's default)", doc: "Cap on each completion, in tokens."},
 						{name: "seed", kind: kInt, def: "none", doc: "Sampling seed sent to the endpoint."},
 						{name: "stop", kind: kStrings, def: "[]", doc: "Stop sequences."},
-						{name: "logprobs", kind: kBool, def: "false", doc: "Ask for per-token logprobs."},
+						{name: "logprobs", kind: kBool, dflt: false, doc: "Ask for per-token logprobs."},
 					},
 				},
 			},
@@ -230,15 +301,15 @@ var rootSpec = &blockSpec{
 			doc: "How episodes run.",
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the agent."},
-				{name: "episodes_per_task", kind: kInt, def: "1", doc: "Episodes per task (k of pass@k), split over the mix; >= 1."},
-				{name: "concurrency", kind: kInt, def: "1", doc: "Hard cap on episodes in flight; >= 1."},
+				{name: "episodes_per_task", kind: kInt, dflt: 1, min: bound(1), doc: "Episodes per task (k of pass@k), split over the mix."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Hard cap on episodes in flight."},
 				{name: "episode_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each attempt of an episode."},
 				{name: "turn_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each model turn (the turn's generation and tool calls)."},
-				{name: "retries", kind: kInt, def: "0", doc: "Extra attempts of an episode after a retryable infrastructure failure; >= 0."},
+				{name: "retries", kind: kInt, dflt: 0, min: bound(0), hint: " (the number of extra attempts)", doc: "Extra attempts of an episode after a retryable infrastructure failure."},
 				{name: "backoff", kind: kDuration, def: `"0s"`, doc: "Wait before each retry."},
-				{name: "max_turns", kind: kInt, def: "0 (none)", doc: "Cap on an episode's model turns; >= 0."},
-				{name: "max_tool_calls", kind: kInt, def: "0 (none)", doc: "Cap on an episode's tool calls; >= 0."},
-				{name: "seed", kind: kInt, def: "1", doc: "Base of the episode seeds; >= 0."},
+				{name: "max_turns", kind: kInt, dflt: 0, def: "0 (none)", min: bound(0), hint: " (0 = no cap)", doc: "Cap on an episode's model turns."},
+				{name: "max_tool_calls", kind: kInt, dflt: 0, def: "0 (none)", min: bound(0), hint: " (0 = no cap)", doc: "Cap on an episode's tool calls."},
+				{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Base of the episode seeds."},
 			},
 		},
 		{
@@ -246,11 +317,12 @@ var rootSpec = &blockSpec{
 			doc: "Prefix-preserving rejection sampling: the teacher policy's accepted turns become SFT data. Required by the `sft` stage.",
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the teacher."},
-				{name: "mode", kind: kString, def: `"prefix"`, doc: `"prefix" (resample one atomic turn at a time from the kept prefix) or "end_to_end" (resample whole episodes).`},
-				{name: "retries", kind: kInt, def: "3", doc: "Extra candidates a turn (or episode) gets before it is abandoned; >= 0."},
-				{name: "threshold", kind: kNumber, def: "1", doc: "A candidate is accepted when its reward is at least this; in [0, 1]."},
+				{name: "mode", kind: kString, dflt: train.ModePrefix, enum: SFTModes, what: "rejection-sampling mode", doc: `"prefix" (resample one atomic turn at a time from the kept prefix) or "end_to_end" (resample whole episodes).`},
+				{name: "retries", kind: kInt, dflt: 3, min: bound(0), hint: " (the retry limit: extra candidates per turn)", doc: "Extra candidates a turn (or episode) gets before it is abandoned."},
+				{name: "threshold", kind: kNumber, dflt: 1.0, min: bound(0), max: bound(1), doc: "A candidate is accepted when its reward is at least this."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
+				{name: "concurrency", kind: kInt, def: "`rollout.concurrency`", min: bound(1), doc: "Cap on tasks sampled at once (results do not depend on it)."},
 			},
 		},
 		{
@@ -258,23 +330,26 @@ var rootSpec = &blockSpec{
 			doc: "Atomic-turn GRPO data: groups of candidates from restored state, with group-normalised advantages. Required by the `grpo` stage.",
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, def: "the rollout policy", doc: "A declared `policy` whose candidates are sampled."},
-				{name: "group_size", kind: kInt, def: "8", doc: "G, candidates per group; >= 2."},
-				{name: "eps", kind: kNumber, def: "1e-6", doc: "Epsilon of the advantage normalisation; > 0."},
-				{name: "level", kind: kString, def: `"atomic_turn"`, doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
-				{name: "continue", kind: kString, def: `"first"`, doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
-				{name: "mask", kind: kBool, def: "true", doc: "Remove positive credit from candidates an undesirable-pattern detector fired on (A := min(A, 0)); detections are recorded either way."},
-				{name: "reward", kind: kString, def: `"binary"`, doc: "One of " + quoted(GRPORewards) + "."},
+				{name: "group_size", kind: kInt, dflt: 8, min: bound(train.MinGroupSize), summary: "Group too small",
+					detail: "group_size (G) must be at least %d: a group-normalised advantage compares each candidate with the others; got %d.",
+					doc:    "G, candidates per group."},
+				{name: "eps", kind: kNumber, dflt: 1e-6, doc: "Epsilon of the advantage normalisation; > 0."},
+				{name: "level", kind: kString, dflt: train.LevelAtomicTurn, enum: GRPOLevels, what: "GRPO level", doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
+				{name: "continue", kind: kString, dflt: train.ContinueFirst, enum: GRPOContinuations, what: "continuation", doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
+				{name: "mask", kind: kBool, dflt: true, doc: "Remove positive credit from candidates an undesirable-pattern detector fired on (A := min(A, 0)); detections are recorded either way."},
+				{name: "reward", kind: kString, dflt: "binary", enum: GRPORewards, what: "GRPO reward", doc: "One of " + quoted(GRPORewards) + "."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Cap on tasks whose groups are built at once (a group's G candidates run in parallel either way; results do not depend on it)."},
 			},
 			blocks: []*blockSpec{{
 				typ: "consistency_filter",
 				doc: "Task-verifier consistency filter: drop tasks whose executable verifier disagrees with the rubric judge (needs `verifier.judge`).",
 				attrs: []attrSpec{
-					{name: "min_correlation", kind: kNumber, def: "0.5", doc: "Least Pearson correlation of executable and rubric scores; in [-1, 1]."},
-					{name: "min_agreement", kind: kNumber, def: "0.8", doc: "Least share of agreeing rollouts; in [0, 1]."},
-					{name: "rubric_pass", kind: kNumber, def: "0.5", doc: "A rubric score at or above it is a pass; in [0, 1]."},
-					{name: "min_rollouts", kind: kInt, def: "4", doc: "Fewest rollouts a task needs to be judged; >= 2."},
+					{name: "min_correlation", kind: kNumber, dflt: 0.5, min: bound(-1), max: bound(1), doc: "Least Pearson correlation of executable and rubric scores."},
+					{name: "min_agreement", kind: kNumber, dflt: 0.8, min: bound(0), max: bound(1), doc: "Least share of agreeing rollouts."},
+					{name: "rubric_pass", kind: kNumber, dflt: 0.5, min: bound(0), max: bound(1), doc: "A rubric score at or above it is a pass."},
+					{name: "min_rollouts", kind: kInt, dflt: 4, min: bound(2), hint: " (a correlation needs two points)", doc: "Fewest rollouts a task needs to be judged."},
 				},
 			}},
 		},
@@ -354,12 +429,15 @@ func writeBlock(b *strings.Builder, s *blockSpec, level string) {
 		b.WriteString("| Attribute | Type | Default | Meaning |\n| --- | --- | --- | --- |\n")
 		for _, a := range s.attrs {
 			def := a.def
-			if a.required {
+			switch {
+			case a.required:
 				def = "required"
-			} else if def == "" {
+			case def == "" && a.dflt != nil:
+				def = literal(a.dflt)
+			case def == "":
 				def = "none"
 			}
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", a.name, a.kind, def, strings.ReplaceAll(a.doc, "|", `\|`))
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", a.name, a.kind, def, strings.ReplaceAll(a.meaning(), "|", `\|`))
 		}
 		b.WriteString("\n")
 	}

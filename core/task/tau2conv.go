@@ -14,9 +14,11 @@ import (
 type Tau2Options struct {
 	// Modules are copied into Task.Modules (e.g. "retail@1.0.0").
 	Modules []string
-	// ReadOnly reports whether a tool leaves the state unchanged; a gold
-	// action whose tool is not read-only starts an atomic task. Required.
-	ReadOnly func(tool string) bool
+	// Tools is the domain's tool set (tool -> read-only), from its tau2
+	// tools.json or its modules' manifests; a gold action whose tool is not
+	// read-only starts an atomic task, and one whose tool is not in Tools is
+	// an error. Required.
+	Tools Tau2Tools
 	// Source names the task set; Task.Source is Source + ":" + the tau2 id
 	// ("tau2-retail:12"), or just the id when Source is "".
 	Source string
@@ -87,22 +89,9 @@ func FailedActions(t *Task) ([]FailedAction, error) {
 	return out, nil
 }
 
-// RetailReadOnly reports whether a tau2 retail tool is read-only (the tools
-// the retail module registers as read-only: lookups, calculate and
-// transfer_to_human_agents).
-func RetailReadOnly(tool string) bool {
-	switch tool {
-	case "calculate", "find_user_id_by_name_zip", "find_user_id_by_email", "get_order_details",
-		"get_product_details", "get_item_details", "get_user_details", "list_all_product_types",
-		"transfer_to_human_agents":
-		return true
-	}
-	return false
-}
-
 // FromTau2 converts a tau2 task into a composed task.
 //
-// Atomic tasks: one per state-changing gold action (ReadOnly false), in
+// Atomic tasks: one per state-changing gold action (Tools false), in
 // gold order, with ids "a1", "a2", ...; the read calls before an action
 // belong to its atomic task and reads after the last action go to the last
 // one. Each has Reference = those calls (Compare from compare_args),
@@ -128,14 +117,15 @@ func RetailReadOnly(tool string) bool {
 // communicate_info string; Rubric = one item per nl_assertion ("nl1", ...);
 // Brief = t.Brief(); Identity = known_info in the first person ("You are
 // X" -> "I am X"); Meta["tau2_reward_basis"] = reward_basis when given.
-// The result passes Validate; errors are a nil task or ReadOnly, or an
-// action whose arguments are not a JSON object.
+// The result passes Validate; errors are a nil task or empty Tools, an
+// action whose tool is not in Tools, or an action whose arguments are not
+// a JSON object.
 func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 	if t == nil {
 		return nil, errors.New("task: FromTau2: nil task")
 	}
-	if opts.ReadOnly == nil {
-		return nil, errors.New("task: FromTau2: Tau2Options.ReadOnly is nil")
+	if len(opts.Tools) == 0 {
+		return nil, errors.New("task: FromTau2: Tau2Options.Tools is empty")
 	}
 	out := &Task{
 		ID:       t.ID,
@@ -180,7 +170,12 @@ func FromTau2(t *Tau2Task, opts Tau2Options) (*Task, error) {
 		if a.CompareArgs != nil {
 			calls[i].Compare = append([]string{}, a.CompareArgs...)
 		}
-		changes[i] = !opts.ReadOnly(a.Name)
+		ro, known := opts.Tools[a.Name]
+		if !known {
+			return nil, &Error{Task: t.ID, Field: fmt.Sprintf("evaluation_criteria.actions[%d].name", i),
+				Err: fmt.Errorf("tool %q is not one of the domain's tools (%s)", a.Name, strings.Join(opts.Tools.Names(), ", "))}
+		}
+		changes[i] = !ro
 	}
 	failed := make([]bool, len(calls))
 	if opts.Replay != nil && len(calls) > 0 {

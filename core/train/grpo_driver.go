@@ -38,10 +38,14 @@ const (
 	ContinueReference = "reference"
 )
 
+// MinGroupSize is the least group size G: a group-normalised advantage
+// compares each candidate with the others, so a group of one carries no
+// preference. core/config's grpo.group_size checks the same constant.
+const MinGroupSize = 2
+
 // GRPOConfig configures GRPO.
 type GRPOConfig struct {
-	// G is the group size, >= 1. G == 1 is allowed but every advantage is
-	// then 0 (a group of one carries no preference).
+	// G is the group size, >= MinGroupSize.
 	G int
 	// Eps is the stabiliser of the advantage denominator; <= 0 means
 	// DefaultEps (see GroupAdvantages).
@@ -173,7 +177,7 @@ type GRPOResult struct {
 //
 // Every episode opened or forked is closed on every path, errors included.
 //
-// Errors: a nil task, a task with no atomic tasks, G < 1, a negative
+// Errors: a nil task, a task with no atomic tasks, G < MinGroupSize, a negative
 // Concurrency, or an unknown Level or Continue are reported before
 // anything runs. An error from Env.Open, Fork or Turn (an infrastructure
 // failure) aborts the task and is returned wrapped with the task id and
@@ -252,8 +256,8 @@ func newGRPODriver(t *task.Task, cfg GRPOConfig) (*grpoDriver, error) {
 	default:
 		return nil, fmt.Errorf("train: GRPO: unknown continuation %q (want %q, %q or %q)", cfg.Continue, ContinueFirst, ContinueRandom, ContinueReference)
 	}
-	if cfg.G < 1 {
-		return nil, fmt.Errorf("train: GRPO: group size %d < 1", cfg.G)
+	if cfg.G < MinGroupSize {
+		return nil, fmt.Errorf("train: GRPO: group size %d < %d (a group-normalised advantage compares each candidate with the others)", cfg.G, MinGroupSize)
 	}
 	if cfg.Concurrency < 0 {
 		return nil, fmt.Errorf("train: GRPO: negative concurrency %d", cfg.Concurrency)

@@ -443,11 +443,20 @@ func TestGRPOConfigErrors(t *testing.T) {
 	}
 }
 
-// G = 1 is allowed: one candidate, advantage 0.
-func TestGRPOGroupOfOne(t *testing.T) {
-	r := runGRPO(t, newFakeEnv(), "O", 2, GRPOConfig{G: 1})
+// G must be at least MinGroupSize (2): a group of one carries no
+// preference (core/config checks the same constant). The smallest group
+// runs: two candidates, advantages of opposite sign or both 0.
+func TestGRPOGroupSizeRule(t *testing.T) {
+	for _, g := range []int{-1, 0, 1} {
+		_, err := GRPO(context.Background(), newFakeEnv(), fakeTask("O", 2), GRPOConfig{G: g})
+		want := fmt.Sprintf("train: GRPO: group size %d < 2 (a group-normalised advantage compares each candidate with the others)", g)
+		if err == nil || err.Error() != want {
+			t.Errorf("G = %d: error %v, want %q", g, err, want)
+		}
+	}
+	r := runGRPO(t, newFakeEnv(), "O", 2, GRPOConfig{G: MinGroupSize})
 	for _, g := range r.Groups {
-		if len(g.Candidates) != 1 || g.Candidates[0].Advantage != 0 || g.NonZero || g.Continued != 0 {
+		if len(g.Candidates) != 2 || g.Candidates[0].Advantage != -g.Candidates[1].Advantage {
 			t.Errorf("group %s: %+v", g.ID, g)
 		}
 	}
@@ -458,7 +467,7 @@ func TestGRPOGroupOfOne(t *testing.T) {
 // unmasked candidate's advantage is GroupAdvantages' (atomic turn).
 func TestGRPOAdvantageProperties(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		g := rapid.IntRange(1, 8).Draw(rt, "G")
+		g := rapid.IntRange(MinGroupSize, 8).Draw(rt, "G")
 		level := rapid.SampledFrom([]string{LevelAtomicTurn, LevelTrajectory}).Draw(rt, "level")
 		rs := rapid.SliceOfN(quarter(), g, g).Draw(rt, "rewards")
 		masks := rapid.SliceOfN(rapid.Bool(), g, g).Draw(rt, "masks")

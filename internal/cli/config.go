@@ -10,13 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/internal/pipeline"
 )
 
 const validateLong = `Decode and check an HCL experiment config without running it: syntax,
 unknown blocks and attributes, value types, files that must exist (paths
 are relative to the config file's directory), names that must be declared
 (policies, harnesses, views, modules), value ranges and the pipeline's
-stage order.
+stage order; then what needs the files and plugins it names: every task
+file loads, task ids are unique over the task sets and every id of a task
+set's ids exists, and each harness's settings match the settings_schema the
+harness describes (built-ins in process, plugin binaries started briefly).
 
 Each problem is printed on stdout as
   FILE:LINE:COL: error: SUMMARY; DETAIL
@@ -52,6 +56,13 @@ func newValidateCmd(a *app) *cobra.Command {
 			}
 			file := args[0]
 			cfg, diags := config.Load(file, config.LoadOptions{Vars: values})
+			if cfg != nil {
+				// What needs the files and plugins the config names:
+				// task ids, harness settings against settings_schema.
+				if more := pipeline.Check(cmd.Context(), cfg); more.HasErrors() {
+					diags, cfg = append(diags, more...), nil
+				}
+			}
 			res := struct {
 				File        string              `json:"file"`
 				Valid       bool                `json:"valid"`

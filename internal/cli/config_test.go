@@ -159,3 +159,53 @@ func TestConfigDocs(t *testing.T) {
 		t.Errorf("--json: exit %d", code)
 	}
 }
+
+// weft validate also runs the checks that need the files and plugins the
+// config names: harness settings against the harness's settings_schema
+// and task ids, each at its attribute.
+func TestValidatePostDecode(t *testing.T) {
+	dir := t.TempDir()
+	abs := func(p ...string) string {
+		a, err := filepath.Abs(repoFile(p...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	tasks := abs("examples", "data", "tau2-retail", "tasks.weft.json")
+	src := `module "m" {
+  path = "` + abs("examples", "modules", "hello") + `"
+}
+tasks "t" {
+  weft = ["` + tasks + `"]
+  ids  = ["0", "nope"]
+}
+policy "p" {
+  scripted {}
+}
+harness "native" {
+  settings = { bogus = 1 }
+}
+view "agentic" {}
+rollout {
+  policy = "p"
+}
+pipeline {
+  stages = ["import", "rollout"]
+}
+`
+	file := filepath.Join(dir, "post.hcl")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := run(t, Build{}, "validate", file)
+	if code != ExitError {
+		t.Fatalf("exit %d, want %d; stdout %s", code, ExitError, stdout)
+	}
+	want := file + `:6:16: error: Unknown task id; Task set "t" has no task "nope" (its files hold 114 tasks).
+` + file + `:12:14: error: Invalid harness settings; The settings of harness "native" do not match its settings_schema: at the top level: additional properties 'bogus' not allowed.
+` + file + ": 2 errors\n"
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+}

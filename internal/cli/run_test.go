@@ -57,8 +57,7 @@ func baseConfig(root string) string {
 	return fmt.Sprintf(`module "retail" {
   path        = "%[1]s/examples/modules/retail"
   schema      = "%[1]s/examples/modules/retail/retaildb/schema.sql"
-  seed        = "%[1]s/examples/data/tau2-retail/db.json"
-  seed_format = "tau2_retail"
+  seed        = "%[1]s/examples/data/tau2-retail/db.state.json"
 }
 
 tasks "tau2-retail" {

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-dev/weft/core/state"
-	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
 )
 
 // demoResult is the --json output of `weft state demo`.
@@ -43,8 +42,10 @@ func newStateDemoCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Load tau2-bench retail, branch G candidates from one point, verify, diff, restore",
-		Long: `A tour of core/state on real data: loads the tau2-bench retail database,
-branches G workspaces from one version as a GRPO group would, runs one "tool
+		Long: `A tour of core/state on real data: loads the tau2-bench retail database
+(as the retail module's seed, a weft.state/v1 file written by the domain's
+converter, examples/modules/retail/retaildb/cmd/retail-seed), branches G
+workspaces from one version as a GRPO group would, runs one "tool
 call" (cancel a pending order) as a unit of work in each (some deliberately
 failing, which must leave no trace), compares the branches by content hash,
 shows the row-level diff a verifier gets, times fork/snapshot/restore, and
@@ -61,7 +62,8 @@ checks the lossless export round trip.`,
 			return a.print(res, func(w io.Writer) error { return printDemo(w, res) })
 		},
 	}
-	cmd.Flags().StringVar(&dataPath, "data", "examples/data/tau2-retail/db.json", "tau2-bench retail db.json")
+	cmd.Flags().StringVar(&dataPath, "data", "examples/data/tau2-retail/db.state.json",
+		"the tau2-bench retail state as a weft.state/v1 file (tables orders and payments)")
 	cmd.Flags().IntVarP(&g, "group-size", "G", 8, "number of branches forked from one version")
 	return cmd
 }
@@ -75,9 +77,9 @@ func runStateDemo(ctx context.Context, a *app, dataPath string, g int) (*demoRes
 	s := state.NewStore()
 	defer s.Close()
 	start := time.Now()
-	v0, err := retaildb.Load(ctx, s, f)
+	v0, err := s.Import(ctx, f)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", dataPath, err)
 	}
 	res := &demoResult{Data: dataPath, LoadMillis: ms(time.Since(start)), Hash: v0.Hash().String(), Tables: counts(v0)}
 	a.log().Info("loaded", "tables", len(res.Tables), "ms", res.LoadMillis)

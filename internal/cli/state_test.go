@@ -102,7 +102,7 @@ func TestStateCommandErrors(t *testing.T) {
 
 // TestStateDemo runs the demo on the repository's tau2-retail data.
 func TestStateDemo(t *testing.T) {
-	code, out, errOut := run(t, stamped, "state", "demo", "--data", "../../examples/data/tau2-retail/db.json", "-G", "4", "--json")
+	code, out, errOut := run(t, stamped, "state", "demo", "--data", "../../examples/data/tau2-retail/db.state.json", "-G", "4", "--json")
 	if code != ExitOK {
 		t.Fatalf("demo: exit %d: %s", code, errOut)
 	}
@@ -140,6 +140,11 @@ func TestStateDemoBadFlags(t *testing.T) {
 	}
 	code, _, errOut = run(t, stamped, "state", "demo", "--data", "/nonexistent/db.json")
 	if code != ExitError || !strings.Contains(errOut, "--data") {
+		t.Fatalf("exit %d %q", code, errOut)
+	}
+	// tau2's own db.json is not a state file: the domain's converter makes one.
+	code, _, errOut = run(t, stamped, "state", "demo", "--data", "../../examples/data/tau2-retail/db.json")
+	if code != ExitError || !strings.Contains(errOut, `tau2-retail/db.json: state: malformed state JSON: format "", want "weft.state/v1"`) {
 		t.Fatalf("exit %d %q", code, errOut)
 	}
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,11 +14,9 @@ import (
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
-	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
-	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
 	"github.com/weft-dev/weft/megamcp"
 	"github.com/weft-dev/weft/plugins/host"
 	"github.com/weft-dev/weft/sdk/plugin"
@@ -55,6 +52,10 @@ type Built struct {
 // the tasks and makes the policies and harnesses of cfg. Errors name the
 // config block at fault.
 func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error) {
+	// Task ids are checked (with source ranges) before anything is built.
+	if diags := checkTaskIDs(cfg); diags.HasErrors() {
+		return nil, diagError(diags)
+	}
 	if env.Runtime == nil {
 		return nil, errors.New("pipeline: FromConfig: no module runtime")
 	}
@@ -116,17 +117,12 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	}
 
 	prompts := map[*task.Task]string{}
-	seen := map[string]string{}
 	for _, ts := range cfg.Tasks {
-		tasks, prompt, err := loadTaskSet(ctx, ts, names, srv)
+		tasks, prompt, err := loadTaskSet(ctx, ts, names, reg, srv)
 		if err != nil {
 			return fail(fmt.Errorf("tasks %q: %w", ts.Name, err))
 		}
 		for _, t := range tasks {
-			if other, dup := seen[t.ID]; dup {
-				return fail(fmt.Errorf("tasks %q: task id %q is also in tasks %q", ts.Name, t.ID, other))
-			}
-			seen[t.ID] = ts.Name
 			prompts[t] = prompt
 			spec.Tasks = append(spec.Tasks, t)
 		}
@@ -184,19 +180,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		spec.Rollout.Limits = &plugin.Limits{MaxTurns: int32(ro.MaxTurns), MaxToolCalls: int32(ro.MaxToolCalls),
 			TurnTimeoutMs: ro.TurnTimeout.Milliseconds(), EpisodeTimeoutMs: ro.EpisodeTimeout.Milliseconds()}
 	}
-	conc := max(1, ro.Concurrency)
-	if s := cfg.SFT; s != nil {
-		spec.SFT = &SFTSpec{Policy: s.Policy, View: s.View, Harness: s.Harness, Mode: s.Mode, Retries: s.Retries,
-			Threshold: s.Threshold, Compare: true, Concurrency: conc, Seed: ro.Seed}
-	}
-	if g := cfg.GRPO; g != nil {
-		spec.GRPO = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
-			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: 1, Seed: ro.Seed}
-		if f := g.Filter; f != nil {
-			fc := train.FilterConfig(*f)
-			spec.GRPO.Filter = &fc
-		}
-	}
+	spec.SFT, spec.GRPO = trainSpecs(cfg)
 	if cfg.Verifier.Basis == task.BasisTau2 {
 		for _, t := range spec.Tasks {
 			if err := task.ApplyTau2Basis(t); err != nil {
@@ -206,6 +190,28 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 	}
 	spec.Settings = settingsOf(cfg, spec.Tasks)
 	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
+}
+
+// trainSpecs are the sft and grpo blocks of cfg as stage specs (nil for a
+// block the config has not): each block's own concurrency, the rollout's
+// seed.
+func trainSpecs(cfg *config.Config) (*SFTSpec, *GRPOSpec) {
+	var sft *SFTSpec
+	var grpo *GRPOSpec
+	seed := cfg.Rollout.Seed
+	if s := cfg.SFT; s != nil {
+		sft = &SFTSpec{Policy: s.Policy, View: s.View, Harness: s.Harness, Mode: s.Mode, Retries: s.Retries,
+			Threshold: s.Threshold, Compare: true, Concurrency: s.Concurrency, Seed: seed}
+	}
+	if g := cfg.GRPO; g != nil {
+		grpo = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
+			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: g.Concurrency, Seed: seed}
+		if f := g.Filter; f != nil {
+			fc := train.FilterConfig(*f)
+			grpo.Filter = &fc
+		}
+	}
+	return sft, grpo
 }
 
 // installModule builds or reads module m into reg and tags it
@@ -228,19 +234,7 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 		}
 		return m.Name, reg.Tag(m.Name, "latest", d)
 	}
-	opts := module.BuildOptions{Schema: m.Schema, Log: env.Log}
-	if m.Seed != "" {
-		seed := m.Seed
-		if m.SeedFormat == config.SeedTau2Retail {
-			tmp, err := tau2RetailSeed(ctx, m.Seed)
-			if err != nil {
-				return "", err
-			}
-			defer os.Remove(tmp)
-			seed = tmp
-		}
-		opts.Seed = seed
-	}
+	opts := module.BuildOptions{Schema: m.Schema, Seed: m.Seed, Log: env.Log}
 	b, err := module.Build(ctx, env.Runtime, m.Path, opts)
 	if err != nil {
 		return "", err
@@ -252,48 +246,59 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 	return m.Name, reg.Tag(m.Name, "latest", d)
 }
 
-// tau2RetailSeed converts a tau2-bench retail db.json to a weft state file
-// (in a temporary file the caller removes).
-func tau2RetailSeed(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// Tau2Tools is the tool set of modules (registry references) for the
+// tau2 conversion: every tool of their manifests, read-only when it has
+// MCP's readOnlyHint annotation. A tool two modules declare with different
+// hints is an error; so is a set of modules with no tools.
+func Tau2Tools(reg *module.Registry, refs []string) (task.Tau2Tools, error) {
+	out := task.Tau2Tools{}
+	from := map[string]string{}
+	for _, ref := range refs {
+		b, _, err := reg.Get(ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range b.Manifest.Tools {
+			ro := t.Annotations != nil && t.Annotations.ReadOnlyHint
+			if prev, seen := out[t.Name]; seen && prev != ro {
+				return nil, fmt.Errorf("tool %q: module %s gives readOnlyHint %v, module %s %v", t.Name, from[t.Name], prev, ref, ro)
+			}
+			out[t.Name], from[t.Name] = ro, ref
+		}
 	}
-	defer f.Close()
-	st := state.NewStore()
-	defer st.Close()
-	v, err := retaildb.Load(ctx, st, f)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("modules %v declare no tools to convert tau2 tasks against (give tau2_tools)", refs)
 	}
-	var b bytes.Buffer
-	if err := v.Export(&b); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp("", "weft-seed-*.json")
-	if err != nil {
-		return "", err
-	}
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	return tmp.Name(), tmp.Close()
+	return out, nil
 }
 
-// loadTaskSet loads the tasks of ts; tau2 tasks are converted with their
-// gold actions replayed on srv (a gold action the module refuses starts no
-// atomic task, as tau2 ignores it; see task.FromTau2).
-func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string, srv *megamcp.Server) ([]*task.Task, string, error) {
+// loadTaskSet loads and filters the tasks of ts. tau2 tasks are converted
+// with the read-only tools of ts.Tau2Tools, or else of the task set's
+// modules' manifests (Tau2Tools), and, when srv is not nil, with their gold
+// actions replayed on srv (a gold action the module refuses starts no atomic
+// task, as tau2 ignores it; see task.FromTau2).
+func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string, reg *module.Registry, srv *megamcp.Server) ([]*task.Task, string, error) {
 	var mods []string
 	for _, m := range ts.Modules {
 		mods = append(mods, names[m])
 	}
 	var out []*task.Task
 	if ts.Tau2 != "" {
-		tasks, err := task.ConvertTau2File(ts.Tau2, task.Tau2Options{Modules: mods, ReadOnly: task.RetailReadOnly, Source: ts.Name,
-			Replay: host.GoldReplay(ctx, srv, mods)})
+		var tools task.Tau2Tools
+		var err error
+		if ts.Tau2Tools != "" {
+			tools, err = task.LoadTau2Tools(ts.Tau2Tools)
+		} else {
+			tools, err = Tau2Tools(reg, mods)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		opts := task.Tau2Options{Modules: mods, Tools: tools, Source: ts.Name}
+		if srv != nil {
+			opts.Replay = host.GoldReplay(ctx, srv, mods)
+		}
+		tasks, err := task.ConvertTau2File(ts.Tau2, opts)
 		if err != nil {
 			return nil, "", err
 		}
@@ -311,27 +316,9 @@ func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string
 		}
 		out = append(out, tasks...)
 	}
-	if len(ts.IDs) > 0 {
-		want := map[string]bool{}
-		for _, id := range ts.IDs {
-			want[id] = true
-		}
-		var kept []*task.Task
-		for _, t := range out {
-			if want[t.ID] {
-				kept = append(kept, t)
-				delete(want, t.ID)
-			}
-		}
-		for _, id := range ts.IDs {
-			if want[id] {
-				return nil, "", fmt.Errorf("ids: no task %q", id)
-			}
-		}
-		out = kept
-	}
-	if ts.Limit > 0 && len(out) > ts.Limit {
-		out = out[:ts.Limit]
+	out, missing := filterTasks(out, func(t *task.Task) string { return t.ID }, ts.IDs, ts.Limit)
+	if len(missing) > 0 {
+		return nil, "", fmt.Errorf("ids: no task %q", ts.IDs[missing[0]])
 	}
 	prompt := ""
 	if ts.SystemPrompt != "" {

@@ -129,16 +129,27 @@ func fixture(t *testing.T) (*megamcp.Server, *host.Launcher) {
 	return fixServer, fixLauncher
 }
 
-// retailTasks converts the first n tau2-retail tasks that have at least
-// two atomic tasks or not, in file order.
-func retailTasks(t *testing.T, ids ...string) []*task.Task {
+// allRetailTasks converts the 114 tau2-retail tasks as FromConfig does:
+// the read-only tools are those the built retail module's manifest marks.
+func allRetailTasks(t *testing.T) []*task.Task {
 	t.Helper()
-	root := megamcptest.Root()
-	all, err := task.ConvertTau2File(filepath.Join(root, "examples/data/tau2-retail/tasks.json"),
-		task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Source: "tau2-retail"})
+	tools, err := Tau2Tools(megamcptest.Registry(t), []string{"retail"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := task.ConvertTau2File(filepath.Join(megamcptest.Root(), "examples/data/tau2-retail/tasks.json"),
+		task.Tau2Options{Modules: []string{"retail"}, Tools: tools, Source: "tau2-retail"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// retailTasks converts the tau2-retail tasks of the given ids, in that
+// order.
+func retailTasks(t *testing.T, ids ...string) []*task.Task {
+	t.Helper()
+	all := allRetailTasks(t)
 	byID := map[string]*task.Task{}
 	for _, tk := range all {
 		byID[tk.ID] = tk

@@ -459,6 +459,7 @@ func compactTrajectory(raw json.RawMessage) json.RawMessage {
 var resumeFree = map[string]bool{
 	"file": true, "dir": true, "variables": true, "output": true, "stages": true,
 	"rollout.concurrency": true, "rollout.retries": true, "rollout.backoff": true,
+	"sft.concurrency": true, "grpo.concurrency": true,
 }
 
 // stageJournals are the config blocks whose results are one stage's

@@ -26,8 +26,12 @@ func TestTau2RetailTrainingData(t *testing.T) {
 	spec := testSpec(t, nil)
 	// Converted as weft run does: the gold actions replayed on the module,
 	// so the two that fail start no atomic task.
+	tools, err := Tau2Tools(megamcptest.Registry(t), []string{"retail"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	all, err := task.ConvertTau2File(filepath.Join(megamcptest.Root(), "examples/data/tau2-retail/tasks.json"),
-		task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Source: "tau2-retail",
+		task.Tau2Options{Modules: []string{"retail"}, Tools: tools, Source: "tau2-retail",
 			Replay: host.GoldReplay(context.Background(), spec.Server, []string{"retail"})})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 // Package megamcptest builds the tool modules weft's serving tests run
 // against (examples/modules/hello and retail, and core/module's fx
-// fixture) into a registry, once per test process.
+// fixture) into a registry, once per test process. It reads the example
+// modules' folders and the retail seed (examples/data/tau2-retail/
+// db.state.json, weft's generic seed format) as files; it imports no
+// example package (docs/design/011-domain-adapters.md).
 package megamcptest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,8 +15,6 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/core/module"
-	"github.com/weft-dev/weft/core/state"
-	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
 )
 
 // FxSchema is the schema of the fx fixture module: it owns items (and
@@ -58,25 +58,9 @@ func build(ctx context.Context) (map[string][]byte, error) {
 	root := Root()
 	out := map[string][]byte{}
 
-	// retail: the tau2 retail state as seed.
-	f, err := os.Open(filepath.Join(root, "examples/data/tau2-retail/db.json"))
-	if err != nil {
-		return nil, err
-	}
-	st := state.NewStore()
-	v, err := retaildb.Load(ctx, st, f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	var seed bytes.Buffer
-	if err := v.Export(&seed); err != nil {
-		return nil, err
-	}
-	seedPath := filepath.Join(tmp, "retail-seed.json")
-	if err := os.WriteFile(seedPath, seed.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
+	// retail: the tau2 retail state as seed, converted by the domain's
+	// converter (make retail-seed) and committed.
+	seedPath := filepath.Join(root, "examples/data/tau2-retail/db.state.json")
 	fxSchema := filepath.Join(tmp, "fx.sql")
 	if err := os.WriteFile(fxSchema, []byte(FxSchema), 0o644); err != nil {
 		return nil, err

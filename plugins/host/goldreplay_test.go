@@ -32,7 +32,7 @@ func TestGoldReplayRetail(t *testing.T) {
 	replay := host.GoldReplay(context.Background(), srv, []string{"retail"})
 	got := map[string][]task.FailedAction{}
 	for _, tk := range tasks {
-		c, err := task.FromTau2(tk, task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Replay: replay})
+		c, err := task.FromTau2(tk, task.Tau2Options{Modules: []string{"retail"}, Tools: retailTools(t), Replay: replay})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -173,3 +173,19 @@ func reference(t testing.TB, srv *megamcp.Server, tk *task.Tau2Task) string {
 	}
 	return v.Hash().String()
 }
+
+// retailTools is the tool set the tau2 conversion takes for the retail
+// module: every tool of its manifest, read-only when it carries MCP's
+// readOnlyHint (as weft run derives it).
+func retailTools(t testing.TB) task.Tau2Tools {
+	t.Helper()
+	b, _, err := megamcptest.Registry(t).Get("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := task.Tau2Tools{}
+	for _, tl := range b.Manifest.Tools {
+		out[tl.Name] = tl.Annotations != nil && tl.Annotations.ReadOnlyHint
+	}
+	return out
+}

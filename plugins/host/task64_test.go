@@ -34,7 +34,7 @@ func TestTask64AttributedToPolicy(t *testing.T) {
 	for _, rt := range raw {
 		if rt.ID == "64" {
 			var err error
-			if kept, err = task.FromTau2(rt, task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly}); err != nil {
+			if kept, err = task.FromTau2(rt, task.Tau2Options{Modules: []string{"retail"}, Tools: retailTools(t)}); err != nil {
 				t.Fatal(err)
 			}
 			kept.ID = "64-kept"

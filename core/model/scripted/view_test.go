@@ -10,16 +10,24 @@ import (
 	"github.com/weft-dev/weft/core/task"
 )
 
+// convertedRetail returns the raw tau2-retail tasks and their conversion:
+// tasks.weft.json, the committed output of task.ConvertTau2File over them
+// with the retail module's read-only tools (core/task checks it is not
+// stale), in the same order.
 func convertedRetail(t *testing.T) ([]*task.Tau2Task, []*task.Task) {
 	t.Helper()
 	raw := retail(t)
-	conv := make([]*task.Task, len(raw))
-	for i, r := range raw {
-		c, err := task.FromTau2(r, task.Tau2Options{Modules: []string{"retail"}, ReadOnly: task.RetailReadOnly, Source: "tau2-retail"})
-		if err != nil {
-			t.Fatal(err)
+	conv, err := task.LoadFile("../../../examples/data/tau2-retail/tasks.weft.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv) != len(raw) {
+		t.Fatalf("%d converted tasks, %d raw", len(conv), len(raw))
+	}
+	for i := range raw {
+		if conv[i].ID != raw[i].ID {
+			t.Fatalf("converted task %d is %q, raw %q", i, conv[i].ID, raw[i].ID)
 		}
-		conv[i] = c
 	}
 	return raw, conv
 }
