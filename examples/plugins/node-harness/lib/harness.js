@@ -28,8 +28,9 @@ const VERSION = '0.1.0';
 const FORMAT = 'OUTPUT_FORMAT_NATIVE';
 const CAPABILITIES = ['parallel_calls', 'resume'];
 
-// Settings: a JSON object; unknown properties are refused.
-const SETTINGS_SCHEMA = JSON.stringify({
+// Settings: a JSON object; unknown properties are refused. Each protocol
+// version encodes the schema its own way (v1 JSON text, v2 a Value).
+const SETTINGS_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -40,25 +41,20 @@ const SETTINGS_SCHEMA = JSON.stringify({
       description: 'Longest tool result the model sees, in characters (longer ones are cut with a note); 0 = no limit. The trajectory keeps the full result.',
     },
   },
-});
+};
 
 function describe() {
   return { name: NAME, version: VERSION, format: FORMAT, capabilities: CAPABILITIES, settings_schema: SETTINGS_SCHEMA };
 }
 
-// parseSettings decodes the settings object strictly: "" gives the
-// defaults; anything but an object with known, well-typed properties
-// throws an Error naming the problem (RunEpisode then fails with it).
-function parseSettings(text) {
+// parseSettings checks the settings object (already decoded from the
+// protocol; undefined = none) strictly: anything but an object with known,
+// well-typed properties throws an Error naming the problem (RunEpisode
+// then fails with it).
+function parseSettings(v) {
   const s = { instructions: '', max_result_chars: 0 };
-  if (!text) return s;
-  let v;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${NAME} settings: not JSON: ${e.message}`);
-  }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${NAME} settings: want a JSON object, got ${text}`);
+  if (v === undefined) return s;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${NAME} settings: want a JSON object, got ${JSON.stringify(v)}`);
   for (const [k, val] of Object.entries(v)) {
     switch (k) {
       case 'instructions':
@@ -142,18 +138,19 @@ const clone = (m) => JSON.parse(JSON.stringify(m));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const toolMessage = (r, content) => ({ role: 'tool', tool_call_id: r.call_id, name: r.name, content });
 
-// runEpisode runs one episode with host (an EpisodeHost) and returns the
-// RunEpisodeResponse object. It throws only for bad settings or an invalid
-// history, before any host call.
+// runEpisode runs one episode of req (a RunEpisodeRequest whose settings
+// are already a JavaScript value) with host (an EpisodeHost) and returns
+// {trajectory, hostError}: hostError is the HostError that ended the
+// episode (termination "failure"), undefined otherwise. It throws only for
+// bad settings or an invalid history, before any host call.
 async function runEpisode(req, host) {
-  const settings = parseSettings(req.settings || '');
+  const settings = parseSettings(req.settings);
   const history = req.history || [];
   checkHistory(history);
   const lim = req.limits || {};
   const start = Date.now();
   const epDeadline = Number(lim.episode_timeout_ms) > 0 ? start + Number(lim.episode_timeout_ms) : Infinity;
   const tr = { messages: [], turns: [], termination: '', tool_calls: 0, format_errors: 0 };
-  const resp = { trajectory: tr };
   const prompt = [];
   const used = new Set();
 
@@ -286,11 +283,10 @@ async function runEpisode(req, host) {
   const end = await run();
   if (end instanceof Ended) {
     tr.termination = end.termination;
-  } else {
-    tr.termination = 'failure';
-    resp.failure = { kind: `${end.service}_${end.kind}`, message: end.detail };
+    return { trajectory: tr };
   }
-  return resp;
+  tr.termination = 'failure';
+  return { trajectory: tr, hostError: end };
 }
 
 function addUser(tr, prompt, content) {

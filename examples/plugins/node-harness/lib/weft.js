@@ -1,74 +1,73 @@
 'use strict';
-// weft's plugin protocol from Node: the services of plugin.proto loaded at
-// run time (no generated code), the error encoding of sdk/plugin/status.go,
-// and clients of the host services (Model, Env, User) of one episode.
+// weft's plugin protocol from Node, the parts every protocol version
+// shares: plugin.proto loaded at run time (no generated code), the
+// google.rpc.Status of the grpc-status-details-bin trailer (how weft puts
+// typed error details on a gRPC status), and the clients of one episode's
+// host services (Model, Env, User). lib/v1.js and lib/v2.js adapt them to
+// each version.
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { grpc, protoLoader, protobuf, protoDir, localProtoDir } = require('./deps');
 const { LOADER_OPTIONS } = require('./goplugin');
 
-// loadProtocol loads weft.plugin.v<version> from plugins/proto and returns
-// its package object (services as grpc-js client constructors with
-// .service definitions).
+function protoFile(version) {
+  return path.join(protoDir, 'weft', 'plugin', `v${version}`, 'plugin.proto');
+}
+
+// hasProtocol reports whether plugins/proto holds weft.plugin.v<version>.
+function hasProtocol(version) {
+  return fs.existsSync(protoFile(version));
+}
+
+// loadProtocol loads weft.plugin.v<version> and returns its package object
+// (services as grpc-js client constructors with .service definitions).
 function loadProtocol(version) {
-  const file = path.join(protoDir, 'weft', 'plugin', `v${version}`, 'plugin.proto');
-  const def = protoLoader.loadSync(file, { ...LOADER_OPTIONS, includeDirs: [protoDir] });
+  const def = protoLoader.loadSync(protoFile(version), { ...LOADER_OPTIONS, includeDirs: [protoDir] });
   return grpc.loadPackageDefinition(def).weft.plugin[`v${version}`];
 }
 
-// google.rpc.Status and google.protobuf.Struct, for the
-// grpc-status-details-bin trailer. protobufjs's built-in well-known types
-// keep their JSON (camelCase) field names: Value.stringValue.
+// loadTypes loads weft.plugin.v<version> with protobufjs, for the messages
+// that travel inside google.protobuf.Any (error details).
+function loadTypes(version) {
+  const root = new protobuf.Root();
+  root.loadSync(protoFile(version), { keepCase: true });
+  return root;
+}
+
+// google.rpc.Status and google.protobuf.Struct. protobufjs's built-in
+// well-known types keep their JSON (camelCase) field names:
+// Value.stringValue.
 const statusRoot = new protobuf.Root();
 statusRoot.loadSync(path.join(localProtoDir, 'status.proto'), { keepCase: true });
 statusRoot.loadSync('google/protobuf/struct.proto', { keepCase: true });
 const Status = statusRoot.lookupType('google.rpc.Status');
 const Struct = statusRoot.lookupType('google.protobuf.Struct');
-const STRUCT_URL = 'type.googleapis.com/google.protobuf.Struct';
 const DETAILS_KEY = 'grpc-status-details-bin';
-
-// HostError is a host service's failure as the harness sees it (the model
-// endpoint is down, a tool module trapped): service "model", "env" or
-// "user", kind a snake_case word of the host's. It ends the episode with
-// Failure{kind: service + "_" + kind}.
-class HostError extends Error {
-  constructor(service, kind, message, code) {
-    super(`host ${service} service: ${kind}: ${message}`);
-    this.service = service;
-    this.kind = kind;
-    this.detail = message;
-    this.code = code;
-  }
-}
+const TYPE_PREFIX = 'type.googleapis.com/';
 
 // statusError builds the error object grpc-js sends for a failed call:
-// code, message, and one Struct detail (fields: string values) in the
-// grpc-status-details-bin trailer. The Status's code must equal the call's
-// status code, or Go clients ignore the detail.
-function statusError(code, message, fields) {
-  const struct = Struct.fromObject({
-    fields: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { stringValue: v }])),
-  });
+// code, message and the details (protobufjs type + plain object pairs) in a
+// google.rpc.Status in the grpc-status-details-bin trailer. The Status's
+// code must equal the call's status code, or Go clients drop the details.
+function statusError(code, message, details) {
   const st = Status.encode(Status.fromObject({
     code,
     message,
-    details: [{ type_url: STRUCT_URL, value: Struct.encode(struct).finish() }],
+    details: details.map(([type, obj]) => ({
+      type_url: TYPE_PREFIX + type.fullName.replace(/^\./, ''),
+      value: type.encode(type.fromObject(obj)).finish(),
+    })),
   })).finish();
   const md = new grpc.Metadata();
   md.set(DETAILS_KEY, Buffer.from(st));
   return { code, details: message, metadata: md };
 }
 
-// pluginError is how a plugin method's own error crosses the wire: status
-// UNKNOWN with detail {"weft_error": "plugin_error"}; the host reports it as
-// a PluginError of kind "error" with the message (e.g. refused settings).
-function pluginError(err) {
-  return statusError(grpc.status.UNKNOWN, err && err.message ? err.message : String(err), { weft_error: 'plugin_error' });
-}
-
-// weftDetail returns the fields of the weft_error Struct detail of a failed
-// call's error ({} when there is none).
-function weftDetail(err) {
+// detailOf returns the first detail of type (a protobufjs type) on a failed
+// call's error, as a plain object, or undefined.
+function detailOf(err, type) {
+  const url = TYPE_PREFIX + type.fullName.replace(/^\./, '');
   const bins = err && err.metadata ? err.metadata.get(DETAILS_KEY) : [];
   for (const bin of bins) {
     let st;
@@ -78,34 +77,45 @@ function weftDetail(err) {
       continue;
     }
     for (const any of st.details || []) {
-      if (!String(any.type_url).endsWith('/google.protobuf.Struct')) continue;
-      const fields = Struct.toObject(Struct.decode(any.value)).fields || {};
-      if (fields.weft_error) {
-        return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.stringValue]));
+      if (any.type_url !== url) continue;
+      try {
+        return type.toObject(type.decode(any.value), { longs: String, enums: String });
+      } catch (_) {
+        // a malformed detail: look on
       }
     }
   }
-  return {};
+  return undefined;
 }
 
-// decodeHostError turns a failed host call into a HostError: the host's
-// {service, kind} detail when present, else a kind from the gRPC code
-// ("deadline", "canceled", "unavailable", "internal"), as
-// sdk/plugin/status.go decodeHostError does.
-function decodeHostError(service, err) {
-  const d = weftDetail(err);
-  const message = err.details || err.message || String(err);
-  if (d.weft_error === 'host_error') return new HostError(d.service || service, d.kind || 'internal', message, err.code);
-  const kind = {
+// kindOfCode is the failure kind of a gRPC status without weft's detail
+// (a transport failure), as sdk/plugin decodes it.
+function kindOfCode(code) {
+  return {
     [grpc.status.DEADLINE_EXCEEDED]: 'deadline',
     [grpc.status.CANCELLED]: 'canceled',
     [grpc.status.UNAVAILABLE]: 'unavailable',
-  }[err.code] || 'internal';
-  return new HostError(service, kind, message, err.code);
+    [grpc.status.UNAUTHENTICATED]: 'unauthenticated',
+  }[code] || 'internal';
 }
 
-// HostClients holds one gRPC channel's clients of the host services,
-// cached by target ("127.0.0.1:PORT", "unix:/path").
+// HostError is a host service's failure as the harness sees it (the model
+// endpoint is down, a tool module trapped): service "model", "env" or
+// "user"; kind a snake_case word ("unavailable", "trap", "deadline", ...);
+// detail the host's message; failure the protocol's own failure message
+// when the host sent one (v2), passed on as the episode's Failure.
+class HostError extends Error {
+  constructor(service, kind, detail, failure) {
+    super(`host ${service} service: ${kind}: ${detail}`);
+    this.service = service;
+    this.kind = kind;
+    this.detail = detail;
+    this.failure = failure;
+  }
+}
+
+// HostClients holds the clients of the host services per target
+// ("127.0.0.1:PORT", "unix:/path"), created on first use.
 class HostClients {
   constructor(pkg, channelOptions) {
     this.pkg = pkg;
@@ -128,15 +138,20 @@ class HostClients {
   }
 }
 
-// EpisodeHost is the harness's view of one episode's host services. Every
-// request gets the episode id; every call takes a deadline (ms since the
-// epoch, Infinity = none) and is cancelled when the episode is aborted
-// (the host cancelled RunEpisode). Failures reject with a HostError.
+// EpisodeHost is the harness's view of one episode's host services.
+// clients is a HostClients entry (null: no host services, every call fails
+// "unavailable"); metadata is sent on every call (v2's bearer token);
+// decode(service, err) turns a failed call into a HostError. Every request
+// gets the episode id; every call takes a deadline (ms since the epoch,
+// Infinity = none) bounded by RunEpisode's own, and is cancelled by
+// abort() (the host cancelled RunEpisode).
 class EpisodeHost {
-  constructor(clients, episodeId, callDeadline) {
-    this.c = clients || {}; // null: no host services (every call fails "unavailable")
+  constructor({ clients, episodeId, callDeadline, metadata, decode }) {
+    this.c = clients || {};
     this.ep = episodeId;
-    this.callDeadline = callDeadline; // RunEpisode's own deadline
+    this.callDeadline = callDeadline;
+    this.metadata = metadata || new grpc.Metadata();
+    this.decode = decode;
     this.inflight = new Set();
     this.aborted = false;
   }
@@ -149,19 +164,19 @@ class EpisodeHost {
   invoke(service, client, method, req, deadline) {
     return new Promise((resolve, reject) => {
       if (this.aborted) {
-        reject(new HostError(service, 'canceled', 'the host cancelled the episode', grpc.status.CANCELLED));
+        reject(new HostError(service, 'canceled', 'the host cancelled the episode'));
         return;
       }
       if (!client) {
-        reject(new HostError(service, 'unavailable', 'the host offered no host services for this call', grpc.status.UNAVAILABLE));
+        reject(new HostError(service, 'unavailable', 'the host offered no host services for this call'));
         return;
       }
       const opts = {};
       const dl = Math.min(deadline, this.callDeadline);
       if (Number.isFinite(dl)) opts.deadline = new Date(dl);
-      const call = client[method]({ ...req, episode_id: this.ep }, opts, (err, resp) => {
+      const call = client[method]({ ...req, episode_id: this.ep }, this.metadata, opts, (err, resp) => {
         this.inflight.delete(call);
-        if (err) reject(decodeHostError(service, err));
+        if (err) reject(this.decode(service, err));
         else resolve(resp);
       });
       this.inflight.add(call);
@@ -185,4 +200,15 @@ class EpisodeHost {
   }
 }
 
-module.exports = { loadProtocol, HostError, statusError, pluginError, weftDetail, decodeHostError, HostClients, EpisodeHost };
+// deadlineOf returns a server call's deadline in ms since the epoch
+// (Infinity when it has none).
+function deadlineOf(call) {
+  const dl = call.getDeadline();
+  if (dl instanceof Date) return dl.getTime();
+  return Number.isFinite(dl) ? dl : Infinity;
+}
+
+module.exports = {
+  hasProtocol, loadProtocol, loadTypes, statusError, detailOf, kindOfCode, Struct,
+  HostError, HostClients, EpisodeHost, deadlineOf,
+};
