@@ -146,3 +146,19 @@ func TestNodeHarnessLifecycle(t *testing.T) {
 		t.Errorf("unknown protocol version: %v, output %q", err, out)
 	}
 }
+
+// TestNodeHarnessUnit runs the plugin's own tests (node --test): the
+// episode loop in process, and the plugin process over weft.plugin.v2
+// against a fake host written in Node (bearer token, Failure details).
+func TestNodeHarnessUnit(t *testing.T) {
+	bin := nodeHarness(t)
+	cmd := exec.Command("node", "--test", "test/")
+	cmd.Dir = filepath.Dir(bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "\n# fail 0\n") || strings.Contains(string(out), "\n# pass 0\n") {
+		t.Errorf("node --test output lacks passing tests:\n%s", out)
+	}
+}
