@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weft-dev/weft/internal/pipeline"
+	"github.com/weft-dev/weft/megamcp/megamcptest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
 )
@@ -160,5 +166,160 @@ func TestNodeHarnessUnit(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "\n# fail 0\n") || strings.Contains(string(out), "\n# pass 0\n") {
 		t.Errorf("node --test output lacks passing tests:\n%s", out)
+	}
+}
+
+// TestRunNodeHarness runs real tau2 retail episodes through the Node.js
+// harness with `weft run`: two tasks under both views, each with the
+// built-in native harness and the Node one (the scripted policy answers in
+// the harness's declared format, native function calling for both), then
+// SFT data through the Node harness (which resumes from the history). Every
+// Node episode must score exactly as the native harness's episode of the
+// same task and view, and pass.
+func TestRunNodeHarness(t *testing.T) {
+	skipUnderRace(t)
+	bin := nodeHarness(t)
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "retail.tar")
+	if err := os.WriteFile(bundle, megamcptest.Bundle(t, "retail"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mix := ""
+	for _, v := range []string{"agentic", "simuser"} {
+		for _, h := range []string{"native", "node"} {
+			mix += fmt.Sprintf("  entry {\n    view    = %q\n    harness = %q\n  }\n", v, h)
+		}
+	}
+	src := fmt.Sprintf(`module "retail" {
+  bundle = %[1]q
+}
+
+tasks "tau2-retail" {
+  tau2          = "%[2]s/examples/data/tau2-retail/tasks.json"
+  system_prompt = "%[2]s/examples/data/tau2-retail/policy.md"
+  modules       = ["retail"]
+  limit         = 2
+}
+
+policy "scripted" {
+  scripted {
+    seed = 7
+  }
+}
+
+harness "native" {}
+harness "node" {
+  binary = %[3]q
+}
+view "agentic" {}
+view "simuser" {}
+
+mix {
+%[4]s}
+
+rollout {
+  policy            = "scripted"
+  episodes_per_task = 4
+  concurrency       = 2
+  seed              = 3
+}
+
+sft {
+  policy  = "scripted"
+  retries = 1
+  view    = "simuser"
+  harness = "node"
+}
+
+pipeline {
+  stages = ["import", "rollout", "verify", "attribute", "sft", "export", "report"]
+}
+
+output {
+  dir     = "runs/node"
+  formats = ["trl_jsonl"]
+}
+`, bundle, megamcptest.Root(), bin, mix)
+	file := filepath.Join(dir, "node.hcl")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := weftRun(t, context.Background(), t.TempDir(), file, "--out", out, "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	m := decodeRun(t, stdout).Metrics
+	for key, want := range map[string]float64{"episodes": 8, "infra_failures": 0, "passed": 8, "sft_tasks": 2, "sft_failed_tasks": 0} {
+		if got := num(t, m, key); got != want {
+			t.Errorf("metrics %s = %v, want %v", key, got, want)
+		}
+	}
+
+	// One record per episode; compare each Node episode with the native
+	// one of the same task and view.
+	type outcome struct {
+		Score       float64
+		Pass        bool
+		Checkpoints []struct {
+			Name  string
+			Score float64
+		}
+		Termination string
+		Turns       int
+		ToolCalls   int `json:"tool_calls"`
+		ToolErrors  int `json:"tool_errors"`
+	}
+	type record struct {
+		outcome
+		Task, View, Harness string
+	}
+	f, err := os.Open(filepath.Join(out, pipeline.FileEpisodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	byHarness := map[string]map[string]outcome{"native": {}, "node": {}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", pipeline.FileEpisodes, err)
+		}
+		byHarness[r.Harness][r.Task+"/"+r.View] = r.outcome
+	}
+	if len(byHarness["node"]) != 4 || len(byHarness["native"]) != 4 {
+		t.Fatalf("episodes per harness: node %d, native %d; want 4 each", len(byHarness["node"]), len(byHarness["native"]))
+	}
+	for k, node := range byHarness["node"] {
+		if !node.Pass || node.Termination != "done" || node.ToolCalls == 0 {
+			t.Errorf("node episode %s: pass %v, termination %q, %d tool calls", k, node.Pass, node.Termination, node.ToolCalls)
+		}
+		if diff := cmp.Diff(byHarness["native"][k], node); diff != "" {
+			t.Errorf("episode %s: node harness vs native (-native +node):\n%s", k, diff)
+		}
+	}
+	// SFT data through the Node harness: each task's prefix and end-to-end
+	// records, accepted.
+	b, err := os.ReadFile(filepath.Join(out, pipeline.FileSFT))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sft []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Key    string
+			Result struct{ Accepted bool }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %v", pipeline.FileSFT, err)
+		}
+		sft = append(sft, fmt.Sprintf("%s accepted=%v", r.Key, r.Result.Accepted))
+	}
+	slices.Sort(sft)
+	want := []string{"end_to_end/0 accepted=true", "end_to_end/1 accepted=true", "prefix/0 accepted=true", "prefix/1 accepted=true"}
+	if diff := cmp.Diff(want, sft); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", pipeline.FileSFT, diff)
 	}
 }
