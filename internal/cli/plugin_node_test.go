@@ -59,8 +59,8 @@ var (
 	nodeInstallErr string
 )
 
-// conformanceChecks is every check of a harness with a settings schema and
-// the resume capability, in the order RunHarness runs them.
+// conformanceChecks are the checks a harness with a settings schema and
+// the resume capability gets at least.
 var conformanceChecks = []string{
 	conformance.CheckDescribe, conformance.CheckBasicEpisode, conformance.CheckToolError,
 	conformance.CheckMaxTurns, conformance.CheckMaxToolCalls, conformance.CheckTurnDeadline,
@@ -89,17 +89,22 @@ func TestPluginConformanceNode(t *testing.T) {
 		Passed, Skipped bool
 	}
 	var got, want []outcome
+	ran := map[string]bool{}
 	for _, c := range rep.Checks {
 		got = append(got, outcome{c.Name, c.Passed, c.Skipped})
+		want = append(want, outcome{c.Name, true, false})
+		ran[c.Name] = true
 		if !c.Passed {
 			t.Logf("%s: %s", c.Name, c.Detail)
 		}
 	}
-	for _, name := range conformanceChecks {
-		want = append(want, outcome{name, true, false})
-	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("checks (-want +got):\n%s", diff)
+		t.Errorf("every check must run and pass (-want +got):\n%s", diff)
+	}
+	for _, name := range conformanceChecks {
+		if !ran[name] {
+			t.Errorf("the report has no check %q", name)
+		}
 	}
 	if strings.TrimSpace(stderr) != "" {
 		t.Errorf("the host logged warnings or errors:\n%s", stderr)
