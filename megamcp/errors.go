@@ -1,35 +1,37 @@
 package megamcp
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
-// Errors returned by Server methods; test with errors.Is. The admin API maps
+// Errors returned by Server methods; test with errors.Is. Each carries its
+// sdk/failure Kind, whose string is the error code. The admin API maps
 // each to an HTTP status and a stable error code (docs/api.md).
 var (
 	// ErrNoSuchSession: the session id is unknown (never created, deleted,
 	// or mistyped). Code "no_such_session", HTTP 404.
-	ErrNoSuchSession = errors.New("no such session")
+	ErrNoSuchSession = failure.NewKindError(failure.NoSuchSession, "no such session")
 	// ErrStaleGeneration: the request carried a generation older (or newer)
 	// than the session's current one; the session was restored since the
 	// caller last looked. Nothing was changed. Code "stale_generation", HTTP
 	// 409. The concrete error is a *FencedError.
-	ErrStaleGeneration = errors.New("stale generation")
+	ErrStaleGeneration = failure.NewKindError(failure.StaleGeneration, "stale generation")
 	// ErrNoSuchVersion: the version id is unknown. Code "no_such_version",
 	// HTTP 404.
-	ErrNoSuchVersion = errors.New("no such version")
+	ErrNoSuchVersion = failure.NewKindError(failure.NoSuchVersion, "no such version")
 	// ErrNoSuchModule: a module reference does not resolve in the registry.
 	// Code "no_such_module", HTTP 404.
-	ErrNoSuchModule = errors.New("no such module")
+	ErrNoSuchModule = failure.NewKindError(failure.NoSuchModule, "no such module")
 	// ErrBadRequest: a malformed request (bad JSON, missing field, two
 	// modules owning one table, ...). Code "bad_request", HTTP 400.
-	ErrBadRequest = errors.New("bad request")
+	ErrBadRequest = failure.NewKindError(failure.BadRequest, "bad request")
 	// ErrLedger: the ledger could not be written; the call was undone and
 	// not acknowledged. Code "ledger", HTTP 503.
-	ErrLedger = errors.New("ledger write failed")
+	ErrLedger = failure.NewKindError(failure.Ledger, "ledger write failed")
 	// ErrClosed: the server is shutting down. Code "closed", HTTP 503.
-	ErrClosed = errors.New("server closed")
+	ErrClosed = failure.NewKindError(failure.Closed, "server closed")
 )
 
 // FencedError is the error of a call or admin request carrying a stale
@@ -46,3 +48,6 @@ func (e *FencedError) Error() string {
 
 // Is reports whether target is ErrStaleGeneration.
 func (e *FencedError) Is(target error) bool { return target == ErrStaleGeneration }
+
+// FailureKind is failure.StaleGeneration.
+func (e *FencedError) FailureKind() failure.Kind { return failure.StaleGeneration }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
 // Record kinds of the ledger.
@@ -304,44 +305,41 @@ func (w *wal) close() error {
 
 // errorKind names an error for the ledger and the API: the stable codes of
 // docs/api.md.
-func errorKind(err error) string {
-	switch {
-	case err == nil:
+func errorKind(err error) string { return string(apiKind(err)) }
+
+// apiKind is errorKind's failure.Kind.
+func apiKind(err error) failure.Kind {
+	if err == nil {
 		return ""
-	case errors.Is(err, module.ErrInvalidArguments):
-		return "invalid_arguments"
-	case errors.Is(err, module.ErrUnknownTool):
-		return "unknown_tool"
-	case errors.Is(err, module.ErrDeadline):
-		return "deadline"
-	case errors.Is(err, module.ErrCanceled):
-		return "canceled"
-	case errors.Is(err, module.ErrMemoryLimit):
-		return "memory_limit"
-	case errors.Is(err, module.ErrMalformedOutput):
-		return "malformed_output"
-	case errors.Is(err, module.ErrTrap):
-		return "trap"
-	case errors.Is(err, ErrStaleGeneration):
-		return "stale_generation"
-	case errors.Is(err, ErrNoSuchSession):
-		return "no_such_session"
-	case errors.Is(err, ErrNoSuchVersion):
-		return "no_such_version"
-	case errors.Is(err, ErrNoSuchModule):
-		return "no_such_module"
-	case errors.Is(err, ErrBadRequest):
-		return "bad_request"
-	case errors.Is(err, ErrLedger):
-		return "ledger"
-	case errors.Is(err, ErrClosed):
-		return "closed"
 	}
-	return "internal"
+	// The first error in the chain that knows its kind (module.Err*,
+	// megamcp Err*, *FencedError) names it; anything else is "internal"
+	// (a bare context error included, as before).
+	// Kinds outside the codes docs/api.md documents (invalid_module, the
+	// runtime's own closed) stay "internal", as they always were.
+	var k failure.Kinder
+	if errors.As(err, &k) {
+		if kind := k.FailureKind(); apiKinds[kind] {
+			if kind == failure.Closed && !errors.Is(err, ErrClosed) {
+				return failure.Internal
+			}
+			return kind
+		}
+	}
+	return failure.Internal
+}
+
+// apiKinds are the error codes of ledger records and the admin API.
+var apiKinds = map[failure.Kind]bool{
+	failure.InvalidArguments: true, failure.UnknownTool: true, failure.Deadline: true,
+	failure.Canceled: true, failure.MemoryLimit: true, failure.MalformedOutput: true,
+	failure.Trap: true, failure.StaleGeneration: true, failure.NoSuchSession: true,
+	failure.NoSuchVersion: true, failure.NoSuchModule: true, failure.BadRequest: true,
+	failure.Ledger: true, failure.Closed: true,
 }
 
 // ErrorKind returns the stable snake_case kind of an error returned by the
 // server's session methods (the "kind" of ledger records and of admin API
 // errors): "trap", "deadline", "memory_limit", "malformed_output",
 // "stale_generation", "no_such_session", ...; "" for nil.
-func ErrorKind(err error) string { return errorKind(err) }
+func ErrorKind(err error) failure.Kind { return apiKind(err) }

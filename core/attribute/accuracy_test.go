@@ -1,6 +1,8 @@
 package attribute
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -68,14 +70,14 @@ func plantedCase(t *testing.T, rng *rand.Rand, v0 *state.Version, c Class) (Inpu
 					act, desc = verify.LedgerCall{}, "skipped action"
 				}
 			case ClassEnvironment:
-				kinds := []string{"trap", "deadline", "memory_limit", "malformed_output", "internal"}
+				kinds := []failure.Kind{failure.Trap, failure.Deadline, failure.MemoryLimit, failure.MalformedOutput, failure.Internal}
 				k := kinds[rng.IntN(len(kinds))]
 				if rng.IntN(2) == 0 {
 					get.ErrorKind, get.IsError = k, true
 				} else {
 					act.ErrorKind, act.IsError, act.RowsChanged = k, true, 0
 				}
-				act.Output, desc = "module failed", k
+				act.Output, desc = "module failed", string(k)
 				if get.ErrorKind != "" {
 					act = verify.LedgerCall{} // the agent gave up
 				}

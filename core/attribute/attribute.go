@@ -1,6 +1,8 @@
 package attribute
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"errors"
 	"fmt"
@@ -61,8 +63,8 @@ type ReferenceCall struct {
 	IsError bool `json:"is_error,omitempty"`
 	// ErrorKind is the failure kind when the call failed in the module
 	// or before it (as verify.LedgerCall.ErrorKind; "" = none).
-	ErrorKind string `json:"error_kind,omitempty"`
-	Output    string `json:"output,omitempty"`
+	ErrorKind failure.Kind `json:"error_kind,omitempty"`
+	Output    string       `json:"output,omitempty"`
 	// RowsChanged is the number of rows the call changed (0 = a read, or
 	// not reported). Calls with RowsChanged > 0 are the atomic task's
 	// state-changing calls; when a report has none for an atomic task,

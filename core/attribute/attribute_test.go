@@ -1,6 +1,8 @@
 package attribute
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"errors"
 	"strings"
@@ -62,7 +64,7 @@ func TestAttributeRules(t *testing.T) {
 	missingW1 := failed(task.CheckChangedRows, "orders[#W1].status=cancelled")
 	trap := func(i uint64, tool, id, kind string) verify.LedgerCall {
 		c := call(i, tool, id)
-		c.ErrorKind, c.Output = kind, "wasm trap: unreachable"
+		c.ErrorKind, c.Output = failure.Kind(kind), "wasm trap: unreachable"
 		return c
 	}
 	refFail := func() ReferenceReport {

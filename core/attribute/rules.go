@@ -39,18 +39,8 @@ var rules = []rule{
 	{"check-contradicted", ClassVerifier, checkContradicted},
 }
 
-// ModuleErrorKinds are the ledger error kinds of a call that failed inside
-// the module (not the agent's doing: the call was well-formed).
-var ModuleErrorKinds = map[string]bool{
-	"trap":             true,
-	"deadline":         true,
-	"memory_limit":     true,
-	"malformed_output": true,
-	"internal":         true,
-}
-
 // moduleFailure (environment): the ledger has a call that failed inside its
-// module (moduleErrorKinds) of a tool the checkpoint needs: a tool of its
+// module (failure.Kind.InModule) of a tool the checkpoint needs: a tool of its
 // atomic task's reference solution, or, for Overall, any tool. Revise names
 // the module and tool of the first such call.
 func moduleFailure(_ context.Context, ep *episode, tg *target) (finding, bool, error) {
@@ -63,7 +53,7 @@ func moduleFailure(_ context.Context, ep *episode, tg *target) (finding, bool, e
 	}
 	var hits []verify.LedgerCall
 	for _, c := range ep.in.Ledger {
-		if ModuleErrorKinds[c.ErrorKind] && (needed == nil || needed[c.Tool]) {
+		if c.ErrorKind.InModule() && (needed == nil || needed[c.Tool]) {
 			hits = append(hits, c)
 		}
 	}
@@ -108,7 +98,7 @@ func referenceFailure(_ context.Context, ep *episode, tg *target) (finding, bool
 		}
 		how := "answered with an error"
 		if c.ErrorKind != "" {
-			how = "failed (" + c.ErrorKind + ")"
+			how = "failed (" + string(c.ErrorKind) + ")"
 		}
 		ev := fmt.Sprintf("the reference replay from the initial state fails: reference call %d of atomic task %s (%s) %s", c.Index, c.Atomic, c.Tool, how)
 		if c.Output != "" {

@@ -4,49 +4,43 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	wfailure "github.com/weft-dev/weft/sdk/failure"
 )
 
-// ErrorKind classifies a failed Generate call. Its string form is a stable
-// snake_case name fit for logs and metric labels.
-type ErrorKind string
+// ErrorKind classifies a failed Generate call: a kind of weft's one
+// failure vocabulary (sdk/failure), a stable snake_case name fit for logs
+// and metric labels. Kind.Retryable reports whether the client retries a
+// failure of the kind (unavailable, timeout, rate_limited, server).
+type ErrorKind = wfailure.Kind
 
 // Error kinds returned in (*Error).Kind.
 const (
 	// KindUnavailable: the endpoint could not be reached or dropped the
 	// connection (connection refused, DNS failure, reset, EOF before a
 	// response), after the retries.
-	KindUnavailable ErrorKind = "unavailable"
+	KindUnavailable = wfailure.Unavailable
 	// KindTimeout: an attempt ran past ClientConfig.RequestTimeout (or the
 	// transport timed out, or the endpoint answered 408), after the retries.
-	KindTimeout ErrorKind = "timeout"
+	KindTimeout = wfailure.Timeout
 	// KindRateLimited: HTTP 429, after the retries.
-	KindRateLimited ErrorKind = "rate_limited"
+	KindRateLimited = wfailure.RateLimited
 	// KindServer: HTTP 5xx, after the retries.
-	KindServer ErrorKind = "server"
+	KindServer = wfailure.Server
 	// KindBadRequest: HTTP 4xx other than 408 and 429 (prompt over the
 	// context length, unknown model, malformed tool schema), never retried;
 	// also a Request the client cannot encode (nil, unknown role, tool
 	// parameters that are not JSON), with Attempts 0.
-	KindBadRequest ErrorKind = "bad_request"
+	KindBadRequest = wfailure.BadRequest
 	// KindBadResponse: a 2xx answer the client cannot use: a body that is not
 	// JSON, no choices, a tool call without a function name. Never retried.
-	KindBadResponse ErrorKind = "bad_response"
+	KindBadResponse = wfailure.BadResponse
 	// KindCanceled: the caller's ctx ended (canceled or past its deadline)
 	// before an answer arrived, including while waiting for a concurrency
 	// slot or between retries. Err is ctx.Err(), so errors.Is(err,
 	// context.Canceled) and errors.Is(err, context.DeadlineExceeded) work.
-	KindCanceled ErrorKind = "canceled"
+	KindCanceled = wfailure.Canceled
 )
-
-// Retryable reports whether the client retries a failure of this kind
-// (unavailable, timeout, rate_limited, server).
-func (k ErrorKind) Retryable() bool {
-	switch k {
-	case KindUnavailable, KindTimeout, KindRateLimited, KindServer:
-		return true
-	}
-	return false
-}
 
 // Error is the error every Client.Generate failure returns.
 type Error struct {
@@ -127,3 +121,7 @@ func IsInfra(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
 }
+
+// FailureKind returns e.Kind (sdk/failure.Kinder): wfailure.Of classifies
+// a model error by it.
+func (e *Error) FailureKind() wfailure.Kind { return e.Kind }

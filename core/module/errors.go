@@ -1,39 +1,43 @@
 package module
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
 // Errors of the module runtime. Every error Compile and Call return for a
-// module or call problem wraps one of these, so callers test with errors.Is.
+// module or call problem wraps one of these, so callers test with errors.Is;
+// each carries its sdk/failure Kind (failure.Of(err) classifies any error
+// wrapping one: invalid_module, unknown_tool, invalid_arguments, trap,
+// deadline, canceled, memory_limit, malformed_output, closed).
 var (
 	// ErrInvalidModule: the wasm does not compile, lacks an ABI v1 export,
 	// imports something the host does not provide, or its manifest is
 	// invalid (*ModuleError).
-	ErrInvalidModule = errors.New("invalid tool module")
+	ErrInvalidModule = failure.NewKindError(failure.InvalidModule, "invalid tool module")
 	// ErrUnknownTool: the manifest declares no tool of that name.
-	ErrUnknownTool = errors.New("unknown tool")
+	ErrUnknownTool = failure.NewKindError(failure.UnknownTool, "unknown tool")
 	// ErrInvalidArguments: the arguments do not satisfy the tool's input
 	// schema (*ArgumentError); the module was not run.
-	ErrInvalidArguments = errors.New("invalid tool arguments")
+	ErrInvalidArguments = failure.NewKindError(failure.InvalidArguments, "invalid tool arguments")
 	// ErrTrap: the module trapped, panicked, exited or answered with an
 	// internalError (*CallError).
-	ErrTrap = errors.New("tool module trapped")
+	ErrTrap = failure.NewKindError(failure.Trap, "tool module trapped")
 	// ErrDeadline: the call exceeded its deadline (the context's or
 	// Config.CallTimeout) (*CallError).
-	ErrDeadline = errors.New("tool call deadline exceeded")
+	ErrDeadline = failure.NewKindError(failure.Deadline, "tool call deadline exceeded")
 	// ErrCanceled: the caller's context was canceled during the call
 	// (*CallError).
-	ErrCanceled = errors.New("tool call canceled")
+	ErrCanceled = failure.NewKindError(failure.Canceled, "tool call canceled")
 	// ErrMemoryLimit: the module needed more memory than its cap
 	// (*CallError).
-	ErrMemoryLimit = errors.New("tool module memory limit exceeded")
+	ErrMemoryLimit = failure.NewKindError(failure.MemoryLimit, "tool module memory limit exceeded")
 	// ErrMalformedOutput: the response is not a CallToolResult
 	// (*CallError).
-	ErrMalformedOutput = errors.New("malformed tool module output")
+	ErrMalformedOutput = failure.NewKindError(failure.MalformedOutput, "malformed tool module output")
 	// ErrClosed: the Runtime was closed.
-	ErrClosed = errors.New("module runtime closed")
+	ErrClosed = failure.NewKindError(failure.Closed, "module runtime closed")
 )
 
 // ModuleError is a module refused by Compile. It wraps ErrInvalidModule.
@@ -100,3 +104,13 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Is(target error) bool { return target == e.Kind }
 func (e *CallError) Unwrap() error        { return e.Err }
+
+// FailureKind is failure.InvalidModule.
+func (e *ModuleError) FailureKind() failure.Kind { return failure.InvalidModule }
+
+// FailureKind is failure.InvalidArguments.
+func (e *ArgumentError) FailureKind() failure.Kind { return failure.InvalidArguments }
+
+// FailureKind is the Kind of e.Kind (trap, deadline, canceled,
+// memory_limit or malformed_output).
+func (e *CallError) FailureKind() failure.Kind { return failure.Of(e.Kind) }

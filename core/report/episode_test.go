@@ -64,11 +64,11 @@ func TestEpisodeFromOutcome(t *testing.T) {
 	// InfraError kept; a plain error becomes kind "internal".
 	e = EpisodeFromOutcome(job, nil, fmt.Errorf("run: %w", &rollout.InfraError{Kind: "endpoint", Message: "down"}))
 	if e.Key != job.Key() || e.Task != "tau2-retail:12" || e.Sample != 1 || e.Score != nil ||
-		e.Infra == nil || e.Infra.Kind != "endpoint" || e.Infra.Message != "down" {
+		e.Infra == nil || e.Infra.Code() != "endpoint" || e.Infra.Message != "down" {
 		t.Fatalf("infra error: %+v", e)
 	}
 	e = EpisodeFromOutcome(job, &rollout.Outcome{Key: job.Key(), Score: f(1)}, errors.New("boom"))
-	if e.Score != nil || e.Pass || e.Infra == nil || e.Infra.Kind != rollout.KindInternal || e.Infra.Message != "boom" {
+	if e.Score != nil || e.Pass || e.Infra == nil || e.Infra.Code() != string(rollout.KindInternal) || e.Infra.Message != "boom" {
 		t.Fatalf("plain error: %+v", e)
 	}
 	// Undecodable attributions and trajectory leave the fields empty.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
 // Job is one episode to run: a task under a view (task.ViewAgentic,
@@ -48,17 +49,17 @@ func (j Job) Key() string {
 
 var keyEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
 
-// Infrastructure failure kinds the scheduler itself produces. Executors
-// use their own kinds for the failures they see ("plugin_crash",
-// "endpoint", "module_trap", ...).
+// Infrastructure failure kinds the scheduler itself produces (component
+// failure.Scheduler). Executors report the failures they see with their
+// component and kind (sdk/failure: plugin exited, model timeout, env trap).
 const (
 	// KindDeadline: the attempt ran past Options.EpisodeTimeout
 	// (retryable).
-	KindDeadline = "deadline"
+	KindDeadline = failure.Deadline
 	// KindInternal: the executor returned an error that is not an
 	// *InfraError, or an unusable outcome (nil, no score, a score outside
 	// [0, 1]); never retried.
-	KindInternal = "internal"
+	KindInternal = failure.Internal
 )
 
 // InfraError is an infrastructure failure of an episode: a plugin crash, an
@@ -67,19 +68,60 @@ const (
 // no score (Outcome.Score is nil, never 0). Executors return it (or an
 // error wrapping it); Retryable failures are retried up to
 // Options.Retries times.
+//
+// Component says where the failure happened and Kind what went wrong
+// (sdk/failure); Via names the plugin that reported a failure of its own
+// host (a verifier whose State call failed: Via verifier, Component state).
+// Code joins them into the one-word code reports and the JSON "kind" field
+// show ("env_trap", "plugin_exited", "deadline").
 type InfraError struct {
-	// Kind is a stable snake_case name ("deadline", "internal",
-	// "plugin_crash", ...).
-	Kind      string `json:"kind"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
+	Via       failure.Component
+	Component failure.Component
+	Kind      failure.Kind
+	Message   string
+	Retryable bool
+}
+
+// Code is failure.Code(e.Via, e.Component, e.Kind): "env_trap",
+// "plugin_exited", "harness_deadline", "reference", "deadline", ...
+func (e *InfraError) Code() string { return failure.Code(e.Via, e.Component, e.Kind) }
+
+// infraJSON is the JSON of an InfraError: "kind" is the Code (as it
+// always was); component, failure and via are the typed parts.
+type infraJSON struct {
+	Kind      string            `json:"kind"`
+	Component failure.Component `json:"component,omitempty"`
+	Failure   failure.Kind      `json:"failure,omitempty"`
+	Via       failure.Component `json:"via,omitempty"`
+	Message   string            `json:"message"`
+	Retryable bool              `json:"retryable"`
+}
+
+// MarshalJSON writes {"kind": Code, "component", "failure", "via",
+// "message", "retryable"}.
+func (e InfraError) MarshalJSON() ([]byte, error) {
+	return json.Marshal(infraJSON{Kind: e.Code(), Component: e.Component, Failure: e.Kind, Via: e.Via, Message: e.Message, Retryable: e.Retryable})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; a record with only "kind"
+// (older outcomes) keeps it as Kind.
+func (e *InfraError) UnmarshalJSON(b []byte) error {
+	var j infraJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = InfraError{Via: j.Via, Component: j.Component, Kind: j.Failure, Message: j.Message, Retryable: j.Retryable}
+	if j.Failure == "" && j.Component == "" && j.Via == "" {
+		e.Kind = failure.Kind(j.Kind)
+	}
+	return nil
 }
 
 // Error reads like "infra deadline (retryable): episode ran past 2m0s".
 func (e *InfraError) Error() string {
 	var b strings.Builder
 	b.WriteString("infra ")
-	b.WriteString(e.Kind)
+	b.WriteString(e.Code())
 	if e.Retryable {
 		b.WriteString(" (retryable)")
 	}

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"errors"
 	"fmt"
@@ -287,6 +289,7 @@ func attempt(ctx context.Context, job Job, ex Executor, n int, timeout time.Dura
 			return nil, nil, true
 		case timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
 			return out, &InfraError{
+				Component: failure.Scheduler,
 				Kind:      KindDeadline,
 				Message:   fmt.Sprintf("attempt %d ran past %v: %v", n, timeout, err),
 				Retryable: true,
@@ -296,18 +299,18 @@ func attempt(ctx context.Context, job Job, ex Executor, n int, timeout time.Dura
 			c := *e
 			return out, &c, false
 		}
-		return out, &InfraError{Kind: KindInternal, Message: err.Error()}, false
+		return out, &InfraError{Component: failure.Scheduler, Kind: KindInternal, Message: err.Error()}, false
 	}
 	switch {
 	case out == nil:
-		return nil, &InfraError{Kind: KindInternal, Message: "executor returned no outcome and no error"}, false
+		return nil, &InfraError{Component: failure.Scheduler, Kind: KindInternal, Message: "executor returned no outcome and no error"}, false
 	case out.Infra != nil:
 		c := *out.Infra
 		return out, &c, false
 	case out.Score == nil:
-		return out, &InfraError{Kind: KindInternal, Message: "executor returned an outcome with no score and no error"}, false
+		return out, &InfraError{Component: failure.Scheduler, Kind: KindInternal, Message: "executor returned an outcome with no score and no error"}, false
 	case math.IsNaN(*out.Score) || *out.Score < 0 || *out.Score > 1:
-		return out, &InfraError{Kind: KindInternal, Message: fmt.Sprintf("executor returned score %v outside [0, 1]", *out.Score)}, false
+		return out, &InfraError{Component: failure.Scheduler, Kind: KindInternal, Message: fmt.Sprintf("executor returned score %v outside [0, 1]", *out.Score)}, false
 	}
 	return out, nil, false
 }

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +33,9 @@ func ok(s float64) *Outcome {
 		Checkpoints: []verify.Checkpoint{{Name: verify.Overall, Score: s}}}
 }
 
-func retryable(kind string) error { return &InfraError{Kind: kind, Message: "down", Retryable: true} }
+func retryable(kind failure.Kind) error {
+	return &InfraError{Kind: kind, Message: "down", Retryable: true}
+}
 
 func TestKey(t *testing.T) {
 	j := Job{Task: &task.Task{ID: "tau2-retail:12"}, View: "agentic", Harness: "react", Policy: "qwen3-8b", Sample: 3}
@@ -80,7 +84,7 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
 	ex := ExecutorFunc(func(ctx context.Context, j Job, attempt int) (*Outcome, error) {
 		attempts = append(attempts, attempt)
 		if attempt <= 2 {
-			return nil, fmt.Errorf("wrapped: %w", retryable(fmt.Sprintf("endpoint_%d", attempt)))
+			return nil, fmt.Errorf("wrapped: %w", retryable(failure.Kind(fmt.Sprintf("endpoint_%d", attempt))))
 		}
 		return ok(1), nil
 	})
@@ -92,7 +96,7 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
 	if o.Attempts != 3 || len(o.InfraErrors) != 2 || o.Score == nil || *o.Score != 1 || !o.Passed || o.Infra != nil {
 		t.Fatalf("outcome: %+v", o)
 	}
-	if o.InfraErrors[0].Kind != "endpoint_1" || o.InfraErrors[1].Kind != "endpoint_2" {
+	if o.InfraErrors[0].Code() != "endpoint_1" || o.InfraErrors[1].Code() != "endpoint_2" {
 		t.Fatalf("infra errors out of order: %+v", o.InfraErrors)
 	}
 	if fmt.Sprint(attempts) != "[1 2 3]" {
@@ -117,7 +121,7 @@ func TestRunNonRetryable(t *testing.T) {
 	if calls != 1 || o.Attempts != 1 || o.Score != nil || o.Passed {
 		t.Fatalf("calls %d outcome %+v", calls, o)
 	}
-	if o.Infra == nil || o.Infra.Kind != "module_trap" || o.Infra.Retryable || len(o.InfraErrors) != 1 {
+	if o.Infra == nil || o.Infra.Code() != "module_trap" || o.Infra.Retryable || len(o.InfraErrors) != 1 {
 		t.Fatalf("infra: %+v %+v", o.Infra, o.InfraErrors)
 	}
 	if o.Session != "sess-9" || o.Ledger != "/tmp/l" || o.Turns != 4 || o.Termination != "infra" {
@@ -131,7 +135,7 @@ func TestRunExhaustion(t *testing.T) {
 		calls++
 		// A partial outcome with a score must not leak a score into an
 		// infra outcome.
-		return ok(0), retryable(fmt.Sprintf("crash_%d", attempt))
+		return ok(0), retryable(failure.Kind(fmt.Sprintf("crash_%d", attempt)))
 	})
 	outs, err := Run(context.Background(), jobsFor([]string{"t"}, 1), ex, Options{Retries: 2, Backoff: time.Millisecond})
 	if err != nil {
@@ -141,7 +145,7 @@ func TestRunExhaustion(t *testing.T) {
 	if calls != 3 || o.Attempts != 3 || o.Score != nil || o.Passed || o.Checkpoints != nil {
 		t.Fatalf("calls %d outcome %+v", calls, o)
 	}
-	if o.Infra == nil || o.Infra.Kind != "crash_3" || len(o.InfraErrors) != 3 || o.InfraErrors[2].Kind != "crash_3" {
+	if o.Infra == nil || o.Infra.Code() != "crash_3" || len(o.InfraErrors) != 3 || o.InfraErrors[2].Code() != "crash_3" {
 		t.Fatalf("infra: %+v %+v", o.Infra, o.InfraErrors)
 	}
 	if o.DurationMs < 2 {
@@ -159,7 +163,7 @@ func TestRunInternalFailures(t *testing.T) {
 	cases := []struct {
 		name string
 		ex   ExecutorFunc
-		kind string
+		kind failure.Kind
 	}{
 		{"plain error", func(context.Context, Job, int) (*Outcome, error) { return nil, errors.New("boom") }, KindInternal},
 		{"nil outcome", func(context.Context, Job, int) (*Outcome, error) { return nil, nil }, KindInternal},
@@ -183,7 +187,7 @@ func TestRunInternalFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := outs[0]
-			if calls != 1 || o.Score != nil || o.Infra == nil || o.Infra.Kind != tc.kind || o.Infra.Retryable {
+			if calls != 1 || o.Score != nil || o.Infra == nil || o.Infra.Code() != string(tc.kind) || o.Infra.Retryable {
 				t.Fatalf("calls %d outcome %+v infra %+v", calls, o, o.Infra)
 			}
 		})
@@ -209,12 +213,12 @@ func TestRunEpisodeTimeout(t *testing.T) {
 	}
 	// Sample 0: deadline, then success.
 	o := outs[0]
-	if o.Attempts != 2 || o.Score == nil || *o.Score != 0.5 || o.Passed || len(o.InfraErrors) != 1 || o.InfraErrors[0].Kind != KindDeadline || !o.InfraErrors[0].Retryable {
+	if o.Attempts != 2 || o.Score == nil || *o.Score != 0.5 || o.Passed || len(o.InfraErrors) != 1 || o.InfraErrors[0].Code() != string(KindDeadline) || !o.InfraErrors[0].Retryable {
 		t.Fatalf("sample 0: %+v", o)
 	}
 	// Sample 1: deadline twice, infra.
 	o = outs[1]
-	if o.Attempts != 2 || o.Score != nil || o.Infra == nil || o.Infra.Kind != KindDeadline || len(o.InfraErrors) != 2 {
+	if o.Attempts != 2 || o.Score != nil || o.Infra == nil || o.Infra.Code() != string(KindDeadline) || len(o.InfraErrors) != 2 {
 		t.Fatalf("sample 1: %+v", o)
 	}
 	if calls != 4 {

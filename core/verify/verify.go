@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,7 +50,7 @@ type LedgerCall struct {
 	// ErrorKind is the failure kind when the call failed in the module
 	// ("trap", "deadline", "internal", ...; "" = none) or was refused
 	// before the module ("invalid_arguments", "unknown_tool").
-	ErrorKind string `json:"error_kind,omitempty"`
+	ErrorKind failure.Kind `json:"error_kind,omitempty"`
 	// Output is the text content of the result.
 	Output      string `json:"output,omitempty"`
 	RowsChanged int    `json:"rows_changed,omitempty"`

@@ -539,7 +539,7 @@ func TestRolloutJudge(t *testing.T) {
 		t.Fatalf("judge down: %d infra failures, %d scored; want 1 and 1 (task 0 has no rubric)", res.Metrics.InfraFailures, res.Metrics.ScoredEpisodes)
 	}
 	for _, e := range (&runner{opts: Options{Dir: dir}}).loadEpisodesOnly() {
-		if e.Task == "16" && (e.Infra == nil || e.Infra.Kind != "judge" || !strings.Contains(e.Infra.Message, "judge endpoint down")) {
+		if e.Task == "16" && (e.Infra == nil || e.Infra.Code() != "judge" || !strings.Contains(e.Infra.Message, "judge endpoint down")) {
 			t.Errorf("task 16 with the judge down: infra %+v, want kind judge with the cause", e.Infra)
 		}
 	}

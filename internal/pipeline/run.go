@@ -78,11 +78,11 @@ func infraCounts(eps []report.Episode) []InfraCount {
 		if e.Infra == nil {
 			continue
 		}
-		i, ok := idx[e.Infra.Kind]
+		i, ok := idx[e.Infra.Code()]
 		if !ok {
 			i = len(out)
-			idx[e.Infra.Kind] = i
-			out = append(out, InfraCount{Kind: e.Infra.Kind, Example: e.Infra.Message})
+			idx[e.Infra.Code()] = i
+			out = append(out, InfraCount{Kind: e.Infra.Code(), Example: e.Infra.Message})
 		}
 		out[i].Episodes++
 	}

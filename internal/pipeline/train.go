@@ -124,7 +124,7 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*
 			if err != nil {
 				f := Failure{Stage: stage, TaskID: t.ID, Kind: "error", Message: err.Error()}
 				if ie, ok := rollout.IsInfra(err); ok {
-					f.Kind = ie.Kind
+					f.Kind = ie.Code()
 				}
 				r.failures = append(r.failures, f)
 			}

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -108,19 +110,19 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	t := job.Task
 	ref, err := e.reference(ctx, t)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "reference", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Reference, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	user, err := task.NewUser(t, job.View, e.UserOptions)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "task", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Task, Kind: failure.Failed, Message: err.Error()}
 	}
 	pol, err := e.Policy(job)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "policy", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Policy, Kind: failure.Failed, Message: err.Error()}
 	}
 	h, err := e.harness(ctx, job.Harness)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "plugin_start", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Plugin, Kind: failure.Start, Message: err.Error(), Retryable: true}
 	}
 	mods := t.Modules
 	if e.Modules != nil {
@@ -128,7 +130,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	info, err := e.Server.Create(ctx, megamcp.CreateOptions{Modules: mods, Version: t.InitialVersion, Seed: job.Seed})
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	out := &rollout.Outcome{Session: info.ID, Ledger: "session:" + info.ID}
 	if e.OnSession != nil {
@@ -137,7 +139,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	defer e.Server.Delete(info.ID, 0)
 	initial, err := e.Server.Current(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	prompt := ""
 	if e.SystemPrompt != nil {
@@ -164,11 +166,11 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	final, err := e.Server.Current(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	ledger, err := e.ledger(info.ID)
 	if err != nil {
-		return out, &rollout.InfraError{Kind: "ledger", Message: err.Error(), Retryable: true}
+		return out, &rollout.InfraError{Component: failure.LedgerPart, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	versions := map[string]*state.Version{verify.Initial: initial, verify.Final: final}
 	for k, v := range ref.versions {
@@ -190,7 +192,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		}
 		items, mean, err := verify.ScoreRubric(ctx, t, msgs, e.Judge)
 		if err != nil {
-			return out, &rollout.InfraError{Kind: "judge", Message: err.Error(), Retryable: true}
+			return out, &rollout.InfraError{Component: failure.Judge, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 		}
 		out.Rubric, out.RubricScore = items, mean
 	}
@@ -200,7 +202,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 			Messages: toUserMessages(tr), Modules: ref.modules}
 		areq, err := rules.Request(info.ID, in)
 		if err != nil {
-			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error()}
+			return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error()}
 		}
 		var aresp plugin.AttributeResponse
 		at := e.Attributor
@@ -208,10 +210,10 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 			at = rules.New()
 		}
 		if err := at.Attribute(ctx, host, areq, &aresp); err != nil {
-			return out, &rollout.InfraError{Kind: "attributor", Message: err.Error(), Retryable: true}
+			return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 		}
 		if aresp.Failure != nil {
-			return out, &rollout.InfraError{Kind: "attributor_" + aresp.Failure.Kind, Message: aresp.Failure.Message, Retryable: true}
+			return out, pluginFailure(failure.Attributor, aresp.Failure)
 		}
 		if b, err := json.Marshal(rules.Attributions(&aresp)); err == nil {
 			out.Attributions = b
@@ -230,27 +232,30 @@ func runError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.As(err, &pe):
-		return &rollout.InfraError{Kind: "plugin_" + pe.Kind, Message: err.Error(), Retryable: pe.Kind != "error"}
+		return &rollout.InfraError{Component: failure.Plugin, Kind: pe.Kind, Message: err.Error(), Retryable: pe.Kind != failure.OwnError}
 	default:
-		return &rollout.InfraError{Kind: "harness", Message: err.Error()}
+		return &rollout.InfraError{Component: failure.Harness, Kind: failure.Failed, Message: err.Error()}
 	}
 }
 
 // failureError maps a harness's Failure (a host service failed during the
-// episode) to an infrastructure failure: its kind, retryable, except the
-// harness's own error ("plugin" -> "harness_error", not retryable);
-// "deadline" becomes "harness_deadline".
+// episode) to an infrastructure failure of the service's component and
+// kind (plugin.FailureParts), retryable except the harness's own error
+// (component harness, kind error).
 func failureError(f *plugin.Failure) *rollout.InfraError {
-	kind, retry := f.Kind, true
-	switch kind {
-	case "plugin":
-		// The harness's own error (plugin.FailureFromError of a
-		// non-host error): deterministic, not worth retrying.
-		kind, retry = "harness_error", false
-	case "deadline":
-		kind = "harness_deadline"
+	c, k := plugin.FailureParts(f)
+	return &rollout.InfraError{Component: c, Kind: k, Message: f.Message, Retryable: !(c == failure.Harness && k == failure.OwnError)}
+}
+
+// pluginFailure maps the Failure a verifier or attributor (via) reported:
+// its own error is component via; a host service's failure keeps the
+// service and names via. Retryable.
+func pluginFailure(via failure.Component, f *plugin.Failure) *rollout.InfraError {
+	c, k := plugin.FailureParts(f)
+	if c == failure.Harness {
+		return &rollout.InfraError{Component: via, Kind: k, Message: f.Message, Retryable: true}
 	}
-	return &rollout.InfraError{Kind: kind, Message: f.Message, Retryable: retry}
+	return &rollout.InfraError{Via: via, Component: c, Kind: k, Message: f.Message, Retryable: true}
 }
 
 // verifyEpisode scores episode id of t with vf (nil = the exec verifier in
@@ -259,7 +264,7 @@ func failureError(f *plugin.Failure) *rollout.InfraError {
 func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
 	vreq, err := exec.Request(t, ledger, tr)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error()}
 	}
 	vreq.EpisodeId = id
 	var vresp plugin.VerifyResponse
@@ -267,14 +272,14 @@ func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet
 		vf = exec.Verifier{}
 	}
 	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	if vresp.Failure != nil {
-		return nil, &rollout.InfraError{Kind: "verifier_" + vresp.Failure.Kind, Message: vresp.Failure.Message, Retryable: true}
+		return nil, pluginFailure(failure.Verifier, vresp.Failure)
 	}
 	vr, err := exec.Decode(&vresp)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "verifier", Message: err.Error()}
+		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error()}
 	}
 	return vr, nil
 }
@@ -293,7 +298,7 @@ func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawM
 	}
 	for i := len(ledger) - 1; i >= 0; i-- {
 		r := ledger[i]
-		if r.Kind != megamcp.KindCall || r.Error == nil || !attribute.ModuleErrorKinds[r.Error.Kind] {
+		if r.Kind != megamcp.KindCall || r.Error == nil || !failure.Kind(r.Error.Kind).InModule() {
 			continue
 		}
 		b, _ := json.Marshal([]attribute.Attribution{{
@@ -354,7 +359,7 @@ func readLedger(srv *megamcp.Server, id string, from uint64, f func(megamcp.Reco
 func LedgerCall(r megamcp.Record) verify.LedgerCall {
 	lc := verify.LedgerCall{Index: r.Index, Tool: r.Tool, Arguments: r.Arguments, RowsChanged: r.RowsChanged}
 	if r.Error != nil {
-		lc.ErrorKind = r.Error.Kind
+		lc.ErrorKind = failure.Kind(r.Error.Kind)
 	}
 	if r.Result != nil {
 		lc.IsError = r.Result.IsError
@@ -499,7 +504,7 @@ func (v *viewUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plug
 	}
 	content, done, err := v.u.Next(ctx, toUser)
 	if err != nil {
-		return &plugin.HostError{Service: "user", Kind: "internal", Message: err.Error()}
+		return &plugin.HostError{Service: failure.User, Kind: failure.Internal, Message: err.Error()}
 	}
 	resp.Content, resp.Done = content, done
 	return nil

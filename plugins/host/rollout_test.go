@@ -134,7 +134,7 @@ func TestRolloutAllTasksBothViews(t *testing.T) {
 	for _, o := range outs {
 		switch {
 		case o.Infra != nil:
-			t.Errorf("%s: infra failure %s: %s", o.Key, o.Infra.Kind, o.Infra.Message)
+			t.Errorf("%s: infra failure %s: %s", o.Key, o.Infra.Code(), o.Infra.Message)
 		case o.Score == nil || *o.Score != 1:
 			t.Errorf("%s: score %v, failed checkpoints %v, attributions %s", o.Key, o.Score, failed(o), o.Attributions)
 		}
@@ -485,7 +485,7 @@ func TestInfraFailuresAreNeverScores(t *testing.T) {
 	}
 	wantKinds := []string{"plugin_exited", "env_trap"}
 	for i, o := range outs {
-		if o.Attempts != 2 || len(o.InfraErrors) != 1 || o.InfraErrors[0].Kind != wantKinds[i] {
+		if o.Attempts != 2 || len(o.InfraErrors) != 1 || o.InfraErrors[0].Code() != wantKinds[i] {
 			t.Errorf("%s: attempts %d, infra errors %+v; want 2 attempts after one %s", o.Key, o.Attempts, o.InfraErrors, wantKinds[i])
 		}
 		if o.Infra != nil || o.Score == nil || *o.Score != 1 {

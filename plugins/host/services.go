@@ -1,10 +1,11 @@
 package host
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/weft-dev/weft/core/model"
@@ -25,23 +26,20 @@ type Model struct {
 func (m *Model) Generate(ctx context.Context, req *plugin.GenerateRequest, resp *plugin.GenerateResponse) error {
 	r, err := m.Policy.Generate(ctx, ModelRequest(req))
 	if err != nil {
-		return &plugin.HostError{Service: "model", Kind: modelErrorKind(ctx, err), Message: err.Error()}
+		return &plugin.HostError{Service: failure.Model, Kind: modelErrorKind(ctx, err), Message: err.Error()}
 	}
 	FillGenerateResponse(r, resp)
 	return nil
 }
 
-func modelErrorKind(ctx context.Context, err error) string {
+// modelErrorKind classifies a policy error (failure.Of): a *model.Error
+// by its kind, a deadline as timeout (the endpoint did not answer in time).
+func modelErrorKind(ctx context.Context, err error) failure.Kind {
 	var me *model.Error
-	switch {
-	case errors.As(err, &me):
-		return fmt.Sprint(me.Kind)
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded:
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
+	if !errors.As(err, &me) && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded) {
+		return failure.Timeout
 	}
-	return "internal"
+	return failure.Of(err)
 }
 
 // Env serves the Env host service from one MegaMCP session: every call is
@@ -97,10 +95,10 @@ func (e *Env) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *p
 
 func envError(err error) error {
 	kind := megamcp.ErrorKind(err)
-	if kind == "" || kind == "internal" {
-		kind = "internal"
+	if kind == "" {
+		kind = failure.Internal
 	}
-	return &plugin.HostError{Service: "env", Kind: kind, Message: err.Error()}
+	return &plugin.HostError{Service: failure.Env, Kind: kind, Message: err.Error()}
 }
 
 // OpeningUser is the user of the agentic view: the full brief as the

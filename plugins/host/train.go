@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"errors"
 	"fmt"
@@ -217,11 +219,11 @@ func (env *TrainEnv) Open(ctx context.Context, t *task.Task, opts train.EpisodeO
 	}
 	ref, err := refs.get(ctx, env.Server, t)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "reference", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Reference, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	h, err := env.harness(ctx, opts.Harness)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "plugin_start", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Plugin, Kind: failure.Start, Message: err.Error(), Retryable: true}
 	}
 	var d plugin.DescribeResponse
 	if err := h.Describe(ctx, &plugin.DescribeRequest{}, &d); err != nil {
@@ -232,12 +234,12 @@ func (env *TrainEnv) Open(ctx context.Context, t *task.Task, opts train.EpisodeO
 	}
 	info, err := env.Server.Create(ctx, megamcp.CreateOptions{Modules: t.Modules, Version: t.InitialVersion, Seed: opts.Seed})
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	sh := &trainShared{env: env, t: t, opts: opts, order: t.Order(), user: user, ref: ref}
 	fail := func(err error) (train.Episode, error) {
 		env.Server.Delete(info.ID, 0)
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	if sh.initial, err = env.Server.Current(info.ID); err != nil {
 		return fail(err)
@@ -349,11 +351,11 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 		pol, err = env.Policy(in)
 	}
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "policy", Message: fmt.Sprintf("task %s turn %d: %v", sh.t.ID, k, err)}
+		return nil, &rollout.InfraError{Component: failure.Policy, Kind: failure.Failed, Message: fmt.Sprintf("task %s turn %d: %v", sh.t.ID, k, err)}
 	}
 	h, err := env.harness(ctx, sh.opts.Harness)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "plugin_start", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Plugin, Kind: failure.Start, Message: err.Error(), Retryable: true}
 	}
 	// The view's user speaks request k after k messages to the user.
 	toUser := make([]string, k)
@@ -377,7 +379,7 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 	tr := res.Trajectory
 	msgs := ModelMessages(tr.GetMessages())
 	if why := resumedFrom(msgs, history); why != "" {
-		return nil, &rollout.InfraError{Kind: "harness", Message: fmt.Sprintf("harness %s did not resume the conversation of task %s at turn %d: %s", sh.opts.Harness, sh.t.ID, k, why)}
+		return nil, &rollout.InfraError{Component: failure.Harness, Kind: failure.Failed, Message: fmt.Sprintf("harness %s did not resume the conversation of task %s at turn %d: %s", sh.opts.Harness, sh.t.ID, k, why)}
 	}
 	system, turn := msgs[0], msgs[1+len(history):]
 
@@ -390,11 +392,11 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 		}
 	})
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "ledger", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.LedgerPart, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	final, err := env.Server.Current(e.session)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	last := k == n-1
 	calls := append(slices.Clone(e.calls), turnCalls...)
@@ -462,7 +464,7 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 }
 
 func segmentCall(c verify.LedgerCall) train.Call {
-	return train.Call{Tool: c.Tool, Arguments: c.Arguments, IsError: c.IsError, ErrorKind: c.ErrorKind}
+	return train.Call{Tool: c.Tool, Arguments: c.Arguments, IsError: c.IsError, ErrorKind: string(c.ErrorKind)}
 }
 
 // resumedFrom says how msgs (a trajectory's canonical messages) fail to
@@ -545,7 +547,7 @@ func (s *segmentUser) Next(ctx context.Context, req *plugin.UserRequest, resp *p
 	}
 	content, done, err := s.u.Next(ctx, s.toUser)
 	if err != nil {
-		return &plugin.HostError{Service: "user", Kind: "internal", Message: err.Error()}
+		return &plugin.HostError{Service: failure.User, Kind: failure.Internal, Message: err.Error()}
 	}
 	resp.Content, resp.Done = content, done
 	return nil
@@ -583,7 +585,7 @@ func (e *trainEpisode) Restore(ctx context.Context, s train.Snapshot) error {
 	}
 	gen, err := e.sh.env.Server.Restore(e.session, 0, ts.version)
 	if err != nil {
-		return &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	e.gen = gen
 	e.conv, e.calls, e.next = slices.Clone(ts.conv), slices.Clone(ts.calls), ts.next
@@ -607,7 +609,7 @@ func (e *trainEpisode) version() (string, error) {
 	}
 	vid, err := e.sh.env.Server.Snapshot(e.session, e.gen)
 	if err != nil {
-		return "", &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return "", &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	e.vid = vid
 	return vid, nil
@@ -626,7 +628,7 @@ func (e *trainEpisode) Fork(ctx context.Context) (train.Episode, error) {
 	}
 	info, err := e.sh.env.Server.Fork(ctx, e.session, e.gen, vid)
 	if err != nil {
-		return nil, &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	return &trainEpisode{sh: e.sh, session: info.ID, gen: info.Generation,
 		conv: slices.Clone(e.conv), calls: slices.Clone(e.calls), next: e.next, vid: vid}, nil
@@ -640,7 +642,7 @@ func (e *trainEpisode) Hash(ctx context.Context) (string, error) {
 	}
 	v, err := e.sh.env.Server.Current(e.session)
 	if err != nil {
-		return "", &rollout.InfraError{Kind: "session", Message: err.Error(), Retryable: true}
+		return "", &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
 	return v.Hash().String(), nil
 }

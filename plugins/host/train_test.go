@@ -596,7 +596,7 @@ func TestTrainOpenErrors(t *testing.T) {
 		t.Error("nil task: no error")
 	}
 	var ie *rollout.InfraError
-	if _, err := env.Open(ctx, tk, train.EpisodeOptions{View: task.ViewSimUser, Harness: "no-such-harness"}); !errors.As(err, &ie) || ie.Kind != "plugin_start" {
+	if _, err := env.Open(ctx, tk, train.EpisodeOptions{View: task.ViewSimUser, Harness: "no-such-harness"}); !errors.As(err, &ie) || ie.Code() != "plugin_start" {
 		t.Errorf("unknown harness: %v, want an InfraError plugin_start", err)
 	}
 	if n := len(env.Server.Sessions()); n != before {
@@ -675,7 +675,7 @@ func TestTrainPluginKilledMidTurn(t *testing.T) {
 	l.Kill("builtin:native")
 	<-killed
 	var ie *rollout.InfraError
-	if !errors.As(err, &ie) || ie.Kind != "plugin_exited" || !ie.Retryable {
+	if !errors.As(err, &ie) || ie.Code() != "plugin_exited" || !ie.Retryable {
 		t.Fatalf("Turn with the plugin killed = %+v, %v; want a retryable InfraError plugin_exited", res, err)
 	}
 	if h := mustHash(t, ep); h == sh {

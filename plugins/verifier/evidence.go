@@ -1,6 +1,8 @@
 package verifier
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +16,7 @@ import (
 
 // NoVersion is the HostError kind of a State call naming a version the
 // host does not have (verify.ErrNoVersion on either side).
-const NoVersion = "no_version"
+const NoVersion = failure.NoSuchVersion
 
 // RemoteEvidence returns the Evidence a verifier plugin reads through the
 // host's State service s (plugin.Host.State()). Values decoded from JSON

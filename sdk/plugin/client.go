@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
 )
 
@@ -32,7 +33,7 @@ var ErrDuplicateEpisode = errors.New("duplicate episode id")
 // PluginError is a failure of a plugin call seen from the host.
 //
 // Plugin is the plugin kind ("harness", "verifier", "attributor") or, for
-// Start, the plugin binary's base name. Kind is one of:
+// Start, the plugin binary's base name. Kind (sdk/failure) is one of:
 //
 //   - "exited": the plugin process is gone (errors.Is(err, ErrPluginExited));
 //   - "unavailable": the connection failed while the process still runs;
@@ -46,9 +47,12 @@ var ErrDuplicateEpisode = errors.New("duplicate episode id")
 // context.DeadlineExceeded.
 type PluginError struct {
 	Plugin string
-	Kind   string
+	Kind   failure.Kind
 	Err    error
 }
+
+// FailureKind returns e.Kind (failure.Of classifies a PluginError by it).
+func (e *PluginError) FailureKind() failure.Kind { return e.Kind }
 
 func (e *PluginError) Error() string {
 	return fmt.Sprintf("weft plugin %s: %s: %v", e.Plugin, e.Kind, e.Err)
@@ -59,7 +63,7 @@ func (e *PluginError) Unwrap() error { return e.Err }
 
 // Is reports ErrPluginExited for Kind "exited".
 func (e *PluginError) Is(target error) bool {
-	return target == ErrPluginExited && e.Kind == "exited"
+	return target == ErrPluginExited && e.Kind == failure.Exited
 }
 
 // StartConfig says how to start a plugin process.
@@ -165,11 +169,11 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 	if r.err != nil {
 		// go-plugin kills the process on a failed handshake; its message
 		// tells a silent exit from a peer saying something else.
-		kind := "protocol"
+		kind := failure.Protocol
 		if msg := r.err.Error(); strings.Contains(msg, "Failed to read any lines") || strings.Contains(msg, "exited before we could connect") {
-			kind = "exited"
+			kind = failure.Exited
 		} else if strings.Contains(msg, "timeout while waiting") {
-			kind = "unavailable"
+			kind = failure.Unavailable
 		}
 		killProcess(gp, cfg.Cmd)
 		return nil, &PluginError{Plugin: name, Kind: kind, Err: fmt.Errorf("start %s: %w (a weft plugin calls plugin.Serve from main)", cfg.Cmd.Path, r.err)}
@@ -184,11 +188,11 @@ func (c *Client) dispense(kind string) (any, error) {
 		return v, nil
 	}
 	if c.gone() {
-		return nil, &PluginError{Plugin: kind, Kind: "exited", Err: fmt.Errorf("%s: %w", c.name, ErrPluginExited)}
+		return nil, &PluginError{Plugin: kind, Kind: failure.Exited, Err: fmt.Errorf("%s: %w", c.name, ErrPluginExited)}
 	}
 	v, err := c.proto.Dispense(kind)
 	if err != nil {
-		return nil, &PluginError{Plugin: kind, Kind: "protocol", Err: err}
+		return nil, &PluginError{Plugin: kind, Kind: failure.Protocol, Err: err}
 	}
 	switch x := v.(type) {
 	case *HarnessClient:
@@ -332,7 +336,7 @@ func (c *caller) isExited() bool { return c.exited != nil && c.exited() }
 // duration of the call.
 func (c *caller) call(ctx context.Context, method string, host Host, episodeID *string, brokerID *uint32, req, resp proto.Message) error {
 	if c.isExited() {
-		return &PluginError{Plugin: c.plugin, Kind: "exited", Err: ErrPluginExited}
+		return &PluginError{Plugin: c.plugin, Kind: failure.Exited, Err: ErrPluginExited}
 	}
 	if host != nil {
 		if *episodeID == "" {
@@ -361,27 +365,27 @@ func (c *caller) classify(ctx context.Context, method string, err error) error {
 	st, _ := status.FromError(err)
 	switch k, _ := weftDetail(st); k {
 	case detailHostError:
-		return &PluginError{Plugin: c.plugin, Kind: "error", Err: decodeHostError("", err)}
+		return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: decodeHostError("", err)}
 	case detailPluginErr:
-		return &PluginError{Plugin: c.plugin, Kind: "error", Err: errors.New(st.Message())}
+		return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: errors.New(st.Message())}
 	}
 	switch st.Code() {
 	case codes.Unimplemented:
-		return &PluginError{Plugin: c.plugin, Kind: "protocol", Err: err}
+		return &PluginError{Plugin: c.plugin, Kind: failure.Protocol, Err: err}
 	case codes.DeadlineExceeded:
-		return &PluginError{Plugin: c.plugin, Kind: "error", Err: fmt.Errorf("%s: %w", st.Message(), context.DeadlineExceeded)}
+		return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: fmt.Errorf("%s: %w", st.Message(), context.DeadlineExceeded)}
 	case codes.Canceled:
 		if !c.waitExited() {
-			return &PluginError{Plugin: c.plugin, Kind: "error", Err: fmt.Errorf("%s: %w", st.Message(), context.Canceled)}
+			return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: fmt.Errorf("%s: %w", st.Message(), context.Canceled)}
 		}
 	}
 	if c.waitExited() {
-		return &PluginError{Plugin: c.plugin, Kind: "exited", Err: fmt.Errorf("%w (%v)", ErrPluginExited, err)}
+		return &PluginError{Plugin: c.plugin, Kind: failure.Exited, Err: fmt.Errorf("%w (%v)", ErrPluginExited, err)}
 	}
 	if st.Code() == codes.Unavailable {
-		return &PluginError{Plugin: c.plugin, Kind: "unavailable", Err: err}
+		return &PluginError{Plugin: c.plugin, Kind: failure.Unavailable, Err: err}
 	}
-	return &PluginError{Plugin: c.plugin, Kind: "protocol", Err: err}
+	return &PluginError{Plugin: c.plugin, Kind: failure.Protocol, Err: err}
 }
 
 // waitExited reports whether the plugin process exits within a second: a

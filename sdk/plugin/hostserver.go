@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -77,12 +79,12 @@ func (h *hostServer) active() int {
 
 // lookup returns the Host of episode ep, or the status error a plugin sees
 // for an unknown episode (HostError Kind "no_episode").
-func (h *hostServer) lookup(service, ep string) (Host, error) {
+func (h *hostServer) lookup(service failure.Component, ep string) (Host, error) {
 	h.mu.RLock()
 	host, ok := h.episodes[ep]
 	h.mu.RUnlock()
 	if !ok {
-		return nil, hostErrorStatus(&HostError{Service: service, Kind: "no_episode", Message: fmt.Sprintf("no episode %q is running on this host connection", ep)})
+		return nil, hostErrorStatus(&HostError{Service: service, Kind: failure.NoEpisode, Message: fmt.Sprintf("no episode %q is running on this host connection", ep)})
 	}
 	return host, nil
 }
@@ -100,13 +102,13 @@ type modelService struct {
 }
 
 func (s modelService) Generate(ctx context.Context, req *GenerateRequest) (*GenerateResponse, error) {
-	host, err := s.h.lookup("model", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.Model, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(GenerateResponse)
 	if err := host.Model().Generate(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("model", err)
+		return nil, serviceErrorStatus(failure.Model, err)
 	}
 	return resp, nil
 }
@@ -117,25 +119,25 @@ type envService struct {
 }
 
 func (s envService) ListTools(ctx context.Context, req *ListToolsRequest) (*ListToolsResponse, error) {
-	host, err := s.h.lookup("env", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.Env, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(ListToolsResponse)
 	if err := host.Env().ListTools(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("env", err)
+		return nil, serviceErrorStatus(failure.Env, err)
 	}
 	return resp, nil
 }
 
 func (s envService) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResponse, error) {
-	host, err := s.h.lookup("env", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.Env, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(CallToolResponse)
 	if err := host.Env().CallTool(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("env", err)
+		return nil, serviceErrorStatus(failure.Env, err)
 	}
 	return resp, nil
 }
@@ -146,13 +148,13 @@ type userService struct {
 }
 
 func (s userService) Next(ctx context.Context, req *UserRequest) (*UserResponse, error) {
-	host, err := s.h.lookup("user", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.User, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(UserResponse)
 	if err := host.User().Next(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("user", err)
+		return nil, serviceErrorStatus(failure.User, err)
 	}
 	return resp, nil
 }
@@ -163,37 +165,37 @@ type stateService struct {
 }
 
 func (s stateService) Query(ctx context.Context, req *QueryRequest) (*QueryResponse, error) {
-	host, err := s.h.lookup("state", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.State, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(QueryResponse)
 	if err := host.State().Query(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("state", err)
+		return nil, serviceErrorStatus(failure.State, err)
 	}
 	return resp, nil
 }
 
 func (s stateService) Hash(ctx context.Context, req *HashRequest) (*HashResponse, error) {
-	host, err := s.h.lookup("state", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.State, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(HashResponse)
 	if err := host.State().Hash(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("state", err)
+		return nil, serviceErrorStatus(failure.State, err)
 	}
 	return resp, nil
 }
 
 func (s stateService) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse, error) {
-	host, err := s.h.lookup("state", req.GetEpisodeId())
+	host, err := s.h.lookup(failure.State, req.GetEpisodeId())
 	if err != nil {
 		return nil, err
 	}
 	resp := new(DiffResponse)
 	if err := host.State().Diff(ctx, req, resp); err != nil {
-		return nil, serviceErrorStatus("state", err)
+		return nil, serviceErrorStatus(failure.State, err)
 	}
 	return resp, nil
 }

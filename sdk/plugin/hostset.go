@@ -1,6 +1,10 @@
 package plugin
 
-import "context"
+import (
+	"context"
+
+	"github.com/weft-dev/weft/sdk/failure"
+)
 
 // HostSet is a Host made of one service of each kind. A nil service is not
 // offered: its methods return a *HostError with Kind "unavailable".
@@ -17,7 +21,7 @@ var _ Host = HostSet{}
 // "unavailable" when it is nil.
 func (s HostSet) Model() Model {
 	if s.ModelService == nil {
-		return unavailable{"model"}
+		return unavailable{failure.Model}
 	}
 	return s.ModelService
 }
@@ -25,7 +29,7 @@ func (s HostSet) Model() Model {
 // Env returns s.EnvService, or an Env failing with HostError "unavailable".
 func (s HostSet) Env() Env {
 	if s.EnvService == nil {
-		return unavailable{"env"}
+		return unavailable{failure.Env}
 	}
 	return s.EnvService
 }
@@ -34,7 +38,7 @@ func (s HostSet) Env() Env {
 // "unavailable".
 func (s HostSet) User() User {
 	if s.UserService == nil {
-		return unavailable{"user"}
+		return unavailable{failure.User}
 	}
 	return s.UserService
 }
@@ -43,15 +47,15 @@ func (s HostSet) User() User {
 // "unavailable".
 func (s HostSet) State() State {
 	if s.StateService == nil {
-		return unavailable{"state"}
+		return unavailable{failure.State}
 	}
 	return s.StateService
 }
 
-type unavailable struct{ service string }
+type unavailable struct{ service failure.Component }
 
 func (u unavailable) err() error {
-	return &HostError{Service: u.service, Kind: "unavailable", Message: "the host offers no " + u.service + " service for this call"}
+	return &HostError{Service: u.service, Kind: failure.Unavailable, Message: "the host offers no " + string(u.service) + " service for this call"}
 }
 
 func (u unavailable) Generate(context.Context, *GenerateRequest, *GenerateResponse) error {
@@ -92,7 +96,7 @@ type EnvFuncs struct {
 // ListTools calls e.List.
 func (e EnvFuncs) ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error {
 	if e.List == nil {
-		return unavailable{"env"}.err()
+		return unavailable{failure.Env}.err()
 	}
 	return e.List(ctx, req, resp)
 }
@@ -100,7 +104,7 @@ func (e EnvFuncs) ListTools(ctx context.Context, req *ListToolsRequest, resp *Li
 // CallTool calls e.Call.
 func (e EnvFuncs) CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error {
 	if e.Call == nil {
-		return unavailable{"env"}.err()
+		return unavailable{failure.Env}.err()
 	}
 	return e.Call(ctx, req, resp)
 }
@@ -124,12 +128,12 @@ func (f StateFunc) Query(ctx context.Context, req *QueryRequest, resp *QueryResp
 
 // Hash returns a *HostError with Kind "unavailable".
 func (f StateFunc) Hash(context.Context, *HashRequest, *HashResponse) error {
-	return unavailable{"state"}.err()
+	return unavailable{failure.State}.err()
 }
 
 // Diff returns a *HostError with Kind "unavailable".
 func (f StateFunc) Diff(context.Context, *DiffRequest, *DiffResponse) error {
-	return unavailable{"state"}.err()
+	return unavailable{failure.State}.err()
 }
 
 // StateFuncs is a State made of functions; a nil function returns a
@@ -143,7 +147,7 @@ type StateFuncs struct {
 // Query calls s.OnQuery.
 func (s StateFuncs) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
 	if s.OnQuery == nil {
-		return unavailable{"state"}.err()
+		return unavailable{failure.State}.err()
 	}
 	return s.OnQuery(ctx, req, resp)
 }
@@ -151,7 +155,7 @@ func (s StateFuncs) Query(ctx context.Context, req *QueryRequest, resp *QueryRes
 // Hash calls s.OnHash.
 func (s StateFuncs) Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error {
 	if s.OnHash == nil {
-		return unavailable{"state"}.err()
+		return unavailable{failure.State}.err()
 	}
 	return s.OnHash(ctx, req, resp)
 }
@@ -159,7 +163,7 @@ func (s StateFuncs) Hash(ctx context.Context, req *HashRequest, resp *HashRespon
 // Diff calls s.OnDiff.
 func (s StateFuncs) Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error {
 	if s.OnDiff == nil {
-		return unavailable{"state"}.err()
+		return unavailable{failure.State}.err()
 	}
 	return s.OnDiff(ctx, req, resp)
 }

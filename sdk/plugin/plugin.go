@@ -166,7 +166,7 @@ type User interface {
 // arrays). Hash returns a version's content hash (64 lower-case hex
 // digits). Diff returns the row-level changes from one version to another as
 // JSON of core/state.Changes. A version the host does not have is a
-// *HostError with Kind "no_version".
+// *HostError with Kind failure.NoSuchVersion ("no_such_version").
 type State interface {
 	Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
 	Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error

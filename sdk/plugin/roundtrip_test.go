@@ -1,6 +1,8 @@
 package plugin_test
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"errors"
 	"testing"
@@ -170,7 +172,7 @@ func TestUnofferedServiceIsUnavailable(t *testing.T) {
 	if _, err := plugintest.RunHarness(t, h, plugin.HostSet{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	for i, svc := range []string{"env", "user", "state"} {
+	for i, svc := range []failure.Component{failure.Env, failure.User, failure.State} {
 		var he *plugin.HostError
 		if !errors.As(seen[i], &he) || he.Service != svc || he.Kind != "unavailable" {
 			t.Errorf("%s: got %v, want HostError %s/unavailable", svc, seen[i], svc)

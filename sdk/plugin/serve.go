@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"fmt"
 
@@ -126,7 +128,7 @@ type remoteModel struct {
 func (m *remoteModel) Generate(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error {
 	req.EpisodeId = m.ep
 	if err := m.conn.Invoke(ctx, pluginpb.Model_Generate_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "model", err)
+		return hostCallError(ctx, failure.Model, err)
 	}
 	return nil
 }
@@ -139,7 +141,7 @@ type remoteEnv struct {
 func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *ListToolsResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_ListTools_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "env", err)
+		return hostCallError(ctx, failure.Env, err)
 	}
 	return nil
 }
@@ -147,7 +149,7 @@ func (e *remoteEnv) ListTools(ctx context.Context, req *ListToolsRequest, resp *
 func (e *remoteEnv) CallTool(ctx context.Context, req *CallToolRequest, resp *CallToolResponse) error {
 	req.EpisodeId = e.ep
 	if err := e.conn.Invoke(ctx, pluginpb.Env_CallTool_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "env", err)
+		return hostCallError(ctx, failure.Env, err)
 	}
 	return nil
 }
@@ -160,7 +162,7 @@ type remoteUser struct {
 func (u *remoteUser) Next(ctx context.Context, req *UserRequest, resp *UserResponse) error {
 	req.EpisodeId = u.ep
 	if err := u.conn.Invoke(ctx, pluginpb.User_Next_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "user", err)
+		return hostCallError(ctx, failure.User, err)
 	}
 	return nil
 }
@@ -173,7 +175,7 @@ type remoteState struct {
 func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Query_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }
@@ -181,7 +183,7 @@ func (s *remoteState) Query(ctx context.Context, req *QueryRequest, resp *QueryR
 func (s *remoteState) Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Hash_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }
@@ -189,7 +191,7 @@ func (s *remoteState) Hash(ctx context.Context, req *HashRequest, resp *HashResp
 func (s *remoteState) Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error {
 	req.EpisodeId = s.ep
 	if err := s.conn.Invoke(ctx, pluginpb.State_Diff_FullMethodName, req, resp); err != nil {
-		return hostCallError(ctx, "state", err)
+		return hostCallError(ctx, failure.State, err)
 	}
 	return nil
 }

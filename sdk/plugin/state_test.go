@@ -79,9 +79,9 @@ func TestStateHashErrors(t *testing.T) {
 		state plugin.State
 		want  *plugin.Failure
 	}{
-		{"no_version", plugin.StateFuncs{OnHash: func(context.Context, *plugin.HashRequest, *plugin.HashResponse) error {
-			return &plugin.HostError{Kind: "no_version", Message: "no version final"}
-		}}, &plugin.Failure{Kind: "state_no_version", Message: "no version final"}},
+		{"no_such_version", plugin.StateFuncs{OnHash: func(context.Context, *plugin.HashRequest, *plugin.HashResponse) error {
+			return &plugin.HostError{Kind: "no_such_version", Message: "no version final"}
+		}}, &plugin.Failure{Kind: "state_no_such_version", Message: "no version final"}},
 		{"state_func", plugin.StateFunc(func(context.Context, *plugin.QueryRequest, *plugin.QueryResponse) error { return nil }),
 			&plugin.Failure{Kind: "state_unavailable", Message: "the host offers no state service for this call"}},
 	} {

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/weft-dev/weft/sdk/failure"
 )
 
 // Wire encoding of errors (both directions of weft.plugin.v1).
@@ -36,13 +38,13 @@ const (
 func hostErrorStatus(he *HostError) error {
 	code := codes.Aborted
 	switch he.Kind {
-	case "unavailable":
+	case failure.Unavailable:
 		code = codes.Unavailable
-	case "deadline":
+	case failure.Deadline:
 		code = codes.DeadlineExceeded
 	}
 	st := status.New(code, he.Message)
-	d, err := structpb.NewStruct(map[string]any{detailKey: detailHostError, detailServiceKey: he.Service, detailKindKey: he.Kind})
+	d, err := structpb.NewStruct(map[string]any{detailKey: detailHostError, detailServiceKey: string(he.Service), detailKindKey: string(he.Kind)})
 	if err != nil {
 		return st.Err()
 	}
@@ -55,7 +57,7 @@ func hostErrorStatus(he *HostError) error {
 // serviceErrorStatus encodes the error a host service returned: a
 // *HostError as is (its Service set to service when empty), context errors
 // as Kind "deadline"/"canceled", anything else as Kind "internal".
-func serviceErrorStatus(service string, err error) error {
+func serviceErrorStatus(service failure.Component, err error) error {
 	var he *HostError
 	switch {
 	case errors.As(err, &he):
@@ -65,11 +67,11 @@ func serviceErrorStatus(service string, err error) error {
 		}
 		return hostErrorStatus(&c)
 	case errors.Is(err, context.DeadlineExceeded):
-		return hostErrorStatus(&HostError{Service: service, Kind: "deadline", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Deadline, Message: err.Error()})
 	case errors.Is(err, context.Canceled):
-		return hostErrorStatus(&HostError{Service: service, Kind: "canceled", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Canceled, Message: err.Error()})
 	default:
-		return hostErrorStatus(&HostError{Service: service, Kind: "internal", Message: err.Error()})
+		return hostErrorStatus(&HostError{Service: service, Kind: failure.Internal, Message: err.Error()})
 	}
 }
 
@@ -118,11 +120,11 @@ func weftDetail(st *status.Status) (kind string, fields map[string]*structpb.Val
 // "deadline"/"canceled" reply with the caller's own deadline due within a
 // second waits for that deadline before deciding. Otherwise it is
 // decodeHostError's *HostError.
-func hostCallError(ctx context.Context, service string, err error) error {
+func hostCallError(ctx context.Context, service failure.Component, err error) error {
 	herr := decodeHostError(service, err)
 	if ctx.Err() == nil {
 		he, _ := herr.(*HostError)
-		if dl, ok := ctx.Deadline(); ok && he != nil && (he.Kind == "deadline" || he.Kind == "canceled") && time.Until(dl) < time.Second {
+		if dl, ok := ctx.Deadline(); ok && he != nil && (he.Kind == failure.Deadline || he.Kind == failure.Canceled) && time.Until(dl) < time.Second {
 			t := time.NewTimer(time.Until(dl) + 100*time.Millisecond)
 			select {
 			case <-ctx.Done():
@@ -141,22 +143,22 @@ func hostCallError(ctx context.Context, service string, err error) error {
 // into a *HostError. Errors without the encoding (transport failures) get
 // a Kind from their gRPC code: "deadline", "canceled", "unavailable" or
 // "internal".
-func decodeHostError(service string, err error) error {
+func decodeHostError(service failure.Component, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
-		return &HostError{Service: service, Kind: "internal", Message: err.Error()}
+		return &HostError{Service: service, Kind: failure.Internal, Message: err.Error()}
 	}
 	if k, f := weftDetail(st); k == detailHostError {
-		return &HostError{Service: f[detailServiceKey].GetStringValue(), Kind: f[detailKindKey].GetStringValue(), Message: st.Message()}
+		return &HostError{Service: failure.Component(f[detailServiceKey].GetStringValue()), Kind: failure.Kind(f[detailKindKey].GetStringValue()), Message: st.Message()}
 	}
-	kind := "internal"
+	kind := failure.Internal
 	switch st.Code() {
 	case codes.DeadlineExceeded:
-		kind = "deadline"
+		kind = failure.Deadline
 	case codes.Canceled:
-		kind = "canceled"
+		kind = failure.Canceled
 	case codes.Unavailable:
-		kind = "unavailable"
+		kind = failure.Unavailable
 	}
 	return &HostError{Service: service, Kind: kind, Message: st.Message()}
 }

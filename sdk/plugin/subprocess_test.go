@@ -238,7 +238,7 @@ func TestStartNotAPlugin(t *testing.T) {
 				t.Fatal("Start succeeded")
 			}
 			var pe *plugin.PluginError
-			if !errors.As(err, &pe) || pe.Kind != tc.kind {
+			if !errors.As(err, &pe) || string(pe.Kind) != tc.kind {
 				t.Fatalf("Start = %v, want PluginError %s", err, tc.kind)
 			}
 			if !strings.Contains(err.Error(), "plugin.Serve") {
