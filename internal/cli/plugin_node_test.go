@@ -1,9 +1,12 @@
+//go:build unix
+
 package cli
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,8 +118,9 @@ func TestPluginConformanceNode(t *testing.T) {
 // TestNodeHarnessLifecycle starts the Node.js plugin as weft does: run by
 // hand it refuses to serve; started by the host it answers Describe; Kill
 // ends it through go-plugin's GRPCController.Shutdown well before the 2 s
-// go-plugin waits for a plugin that does not serve it; a host offering only
-// a protocol version the plugin does not speak gets a clear error.
+// go-plugin waits for a plugin that does not serve it; it exits when its
+// host dies without a word; a host offering only a protocol version the
+// plugin does not speak gets a clear error.
 func TestNodeHarnessLifecycle(t *testing.T) {
 	bin := nodeHarness(t)
 
@@ -148,6 +153,42 @@ func TestNodeHarnessLifecycle(t *testing.T) {
 	}
 	if !client.Exited() {
 		t.Error("the plugin process did not exit")
+	}
+
+	// A host killed without calling Shutdown: the plugin notices that it
+	// has been re-parented and exits.
+	sh := exec.Command("bash", "-c", `"$0" & echo "$!"; wait`, bin)
+	sh.Env = append(os.Environ(), plugin.MagicCookieKey+"="+plugin.MagicCookieValue, "PLUGIN_PROTOCOL_VERSIONS=2")
+	stdout, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var pid int
+	if !lines.Scan() {
+		t.Fatal("no pid from the shell")
+	}
+	if _, err := fmt.Sscan(lines.Text(), &pid); err != nil || pid <= 0 {
+		t.Fatalf("pid line %q: %v", lines.Text(), err)
+	}
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "1|2|tcp|127.0.0.1:") {
+		t.Fatalf("handshake line %q", lines.Text())
+	}
+	_ = sh.Process.Kill()
+	_ = sh.Wait()
+	gone := false
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			gone = true
+			break
+		}
+	}
+	if !gone {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Error("the plugin outlived its host by 5 s")
 	}
 
 	cmd := exec.Command(bin)

@@ -6,6 +6,10 @@
 // plugin.GRPCBroker). The weft services themselves are registered by the
 // caller (see serve).
 
+// The host's pid, read before anything slow: when it changes, the host is
+// gone (see serve).
+const HOST_PID = process.ppid;
+
 const path = require('node:path');
 const { grpc, protoLoader, localProtoDir } = require('./deps');
 
@@ -204,9 +208,8 @@ async function serve({ versions, name }) {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   // The host went away without Shutdown (it crashed or was killed): this
   // process was re-parented, so it exits instead of lingering.
-  const parent = process.ppid;
   setInterval(() => {
-    if (process.ppid !== parent) shutdown('the host process is gone');
+    if (process.ppid !== HOST_PID) shutdown('the host process is gone');
   }, 500).unref();
   return server;
 }
