@@ -150,7 +150,7 @@ func TestSubprocessDescribeAndRunEpisode(t *testing.T) {
 	if err := h.RunEpisode(ctx, plugin.HostSet{ModelService: failing, EnvService: env, UserService: plugintest.NewFakeUser("go")}, &plugin.RunEpisodeRequest{}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&plugin.Failure{Kind: "model_rate_limited", Message: "429"}, resp.GetFailure(), protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(plugin.NewFailure("model", "rate_limited", "429"), resp.GetFailure(), protocmp.Transform()); diff != "" {
 		t.Errorf("failure (-want +got):\n%s", diff)
 	}
 
