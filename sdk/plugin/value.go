@@ -15,8 +15,9 @@ import (
 // ValueOf converts a Go value (nil, bool, integers, floats, json.Number,
 // string, []byte, time.Time, a fmt.Stringer such as a decimal, []any,
 // map[string]any) to a *Value: integers as int_value, unsigned above
-// MaxInt64, times (RFC 3339, UTC) and Stringers as their exact text. Errors: a type with no
-// protocol form (channels, funcs, structs).
+// MaxInt64, times (RFC 3339, UTC) and Stringers as their exact text; any
+// other type through its encoding/json form (typed slices and maps,
+// structs). Errors: a value encoding/json cannot write (channels, funcs).
 func ValueOf(v any) (*pb.Value, error) {
 	switch x := v.(type) {
 	case nil:
@@ -87,7 +88,13 @@ func ValueOf(v any) (*pb.Value, error) {
 		}
 		return &pb.Value{Kind: &pb.Value_ObjectValue{ObjectValue: o}}, nil
 	}
-	return nil, fmt.Errorf("weft plugin: no protocol value for %T", v)
+	// Anything else that encoding/json can write (typed slices and maps,
+	// structs): through its JSON.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("weft plugin: no protocol value for %T: %w", v, err)
+	}
+	return JSONValue(b)
 }
 
 func intValue(i int64) *pb.Value { return &pb.Value{Kind: &pb.Value_IntValue{IntValue: i}} }

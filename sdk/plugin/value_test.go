@@ -42,8 +42,11 @@ func TestValueOfRoundTrip(t *testing.T) {
 	if d := cmp.Diff(any(in), plugin.GoValue(v)); d != "" {
 		t.Errorf("round trip (-in +out):\n%s", d)
 	}
-	if _, err := plugin.ValueOf(struct{}{}); err == nil {
-		t.Error("ValueOf(struct{}{}): nil error")
+	if _, err := plugin.ValueOf(make(chan int)); err == nil {
+		t.Error("ValueOf(chan): nil error")
+	}
+	if v, err := plugin.ValueOf([]string{"a", "b"}); err != nil || !cmp.Equal(plugin.GoValue(v), any([]any{"a", "b"})) {
+		t.Errorf("ValueOf([]string) = %v, %v", plugin.GoValue(v), err)
 	}
 	var s struct {
 		A int `json:"a"`
