@@ -34,7 +34,7 @@ help:
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
-	@echo "make proto   regenerate sdk/plugin/pluginpb (v1) and sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
+	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
 build:
@@ -102,7 +102,7 @@ proto: $(PROTO_TOOLS)
 	PATH="$(TOOLBIN):$$PATH" protoc -I plugins/proto \
 		--go_out=. --go_opt=module=github.com/weft-dev/weft \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/weft-dev/weft \
-		plugins/proto/weft/plugin/v1/plugin.proto plugins/proto/weft/plugin/v2/plugin.proto
+		plugins/proto/weft/plugin/v2/plugin.proto
 
 check: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; \

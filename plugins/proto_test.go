@@ -10,8 +10,7 @@ import (
 	"testing"
 )
 
-// TestGeneratedCodeFresh regenerates sdk/plugin/pluginpb (v1) and
-// sdk/plugin/pluginpb/v2 from
+// TestGeneratedCodeFresh regenerates sdk/plugin/pluginpb/v2 from
 // plugins/proto with protoc and the pinned Go generators (make proto-tools)
 // and fails when the committed code differs: run `make proto`.
 //
@@ -53,13 +52,12 @@ func TestGeneratedCodeFresh(t *testing.T) {
 	cmd := exec.Command(protoc, "-I", filepath.Join(root, "plugins/proto"),
 		"--go_out="+out, "--go_opt=module=github.com/weft-dev/weft",
 		"--go-grpc_out="+out, "--go-grpc_opt=module=github.com/weft-dev/weft",
-		filepath.Join(root, "plugins/proto/weft/plugin/v1/plugin.proto"),
 		filepath.Join(root, "plugins/proto/weft/plugin/v2/plugin.proto"))
 	cmd.Env = append(os.Environ(), "PATH="+path)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("protoc: %v\n%s", err, b)
 	}
-	for _, dir := range []string{"sdk/plugin/pluginpb", "sdk/plugin/pluginpb/v2"} {
+	for _, dir := range []string{"sdk/plugin/pluginpb/v2"} {
 		for _, name := range []string{"plugin.pb.go", "plugin_grpc.pb.go"} {
 			want, err := os.ReadFile(filepath.Join(out, dir, name))
 			if err != nil {

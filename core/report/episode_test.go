@@ -13,7 +13,7 @@ import (
 	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 func TestEpisodeFromOutcome(t *testing.T) {

@@ -114,7 +114,7 @@ func TestPluginConformanceSummary(t *testing.T) {
 		t.Errorf("react: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	script := filepath.Join(t.TempDir(), "fakehs.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"1|1|tcp|127.0.0.1:1|grpc\"\nsleep 1000\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"1|2|tcp|127.0.0.1:1|grpc\"\nsleep 1000\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

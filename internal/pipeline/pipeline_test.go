@@ -520,7 +520,7 @@ func TestRolloutJudge(t *testing.T) {
 		switch e.Task {
 		case "16":
 			if e.Score == nil || e.RubricScore == nil || *e.RubricScore != 0.75 {
-				t.Errorf("task 16: score %v rubric %v, want a score and rubric 0.75", e.Score, e.RubricScore)
+				t.Errorf("task 16: score %v rubric %v infra %+v, want a score and rubric 0.75", e.Score, e.RubricScore, e.Infra)
 			}
 		case "0":
 			if e.Score == nil || e.RubricScore != nil {

@@ -22,7 +22,7 @@ func TestHarness(t *testing.T) {
 		if err := h.Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
 			t.Fatal(err)
 		}
-		if d.Name != name || d.Version != "1.0.0" || d.Format != formats[name] || d.SettingsSchema == "" {
+		if d.Name != name || d.Version != "1.0.0" || d.Format != formats[name] || d.SettingsSchema == nil {
 			t.Errorf("%s: describe %v", name, &d)
 		}
 	}

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"encoding/json"
-
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/sdk/plugin"
 )
@@ -67,8 +65,8 @@ func ModelRequest(req *plugin.GenerateRequest) *model.Request {
 	mr := &model.Request{Messages: ModelMessages(req.Messages), Format: ModelFormat(req.Format), EpisodeID: req.EpisodeId}
 	for _, t := range req.Tools {
 		mt := model.Tool{Name: t.Name, Description: t.Description}
-		if t.InputSchema != "" {
-			mt.Parameters = json.RawMessage(t.InputSchema)
+		if t.InputSchema != nil {
+			mt.Parameters, _ = plugin.ValueJSON(t.InputSchema)
 		}
 		mr.Tools = append(mr.Tools, mt)
 	}

@@ -70,8 +70,12 @@ func Run(ctx context.Context, h plugin.Harness, ep *Episode) (*Result, error) {
 		EnvService:   &Env{Server: ep.Server, Session: ep.Session, Generation: ep.Generation},
 		UserService:  ep.User,
 	}
+	settings, err := plugin.JSONValue([]byte(ep.Settings))
+	if err != nil {
+		return nil, fmt.Errorf("episode %s: harness settings: %w", id, err)
+	}
 	req := &plugin.RunEpisodeRequest{EpisodeId: id, TaskId: ep.TaskID, SystemPrompt: ep.SystemPrompt,
-		Limits: ep.Limits, Sampling: ep.Sampling, Settings: ep.Settings, Seed: ep.Seed, History: ep.History}
+		Limits: ep.Limits, Sampling: ep.Sampling, Settings: settings, Seed: ep.Seed, History: ep.History}
 	var resp plugin.RunEpisodeResponse
 	start := time.Now()
 	if err := h.RunEpisode(ctx, host, req, &resp); err != nil {

@@ -176,8 +176,9 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	for k, v := range ref.versions {
 		versions[k] = v
 	}
-	host := &plugin.HostSet{StateService: verifier.EvidenceState(verify.NewStateEvidence(versions))}
-	vr, err := verifyEpisode(ctx, e.Verifier, host, info.ID, t, ledger, tr)
+	ev := verify.NewStateEvidence(versions)
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
+	vr, err := verifyEpisode(ctx, e.Verifier, ev, info.ID, t, ledger, tr)
 	if err != nil {
 		return out, err
 	}
@@ -200,22 +201,28 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	if score < 1 {
 		in := attribute.Input{Task: t, Result: vr, Ledger: ledger, Reference: ref.report,
 			Messages: toUserMessages(tr), Modules: ref.modules}
-		areq, err := rules.Request(info.ID, in)
-		if err != nil {
-			return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error()}
+		var atts []attribute.Attribution
+		if e.Attributor == nil {
+			// The built-in rules in process: typed, no request at all.
+			in.Evidence = ev
+			if atts, err = attribute.Attribute(ctx, in); err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+			}
+		} else {
+			areq, err := rules.Request(info.ID, in)
+			if err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error()}
+			}
+			var aresp plugin.AttributeResponse
+			if err := e.Attributor.Attribute(ctx, host, areq, &aresp); err != nil {
+				return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error(), Retryable: true}
+			}
+			if aresp.Failure != nil {
+				return out, pluginFailure(failure.Attributor, aresp.Failure)
+			}
+			atts = rules.Attributions(&aresp)
 		}
-		var aresp plugin.AttributeResponse
-		at := e.Attributor
-		if at == nil {
-			at = rules.New()
-		}
-		if err := at.Attribute(ctx, host, areq, &aresp); err != nil {
-			return out, &rollout.InfraError{Component: failure.Attributor, Kind: failure.Failed, Message: err.Error(), Retryable: true}
-		}
-		if aresp.Failure != nil {
-			return out, pluginFailure(failure.Attributor, aresp.Failure)
-		}
-		if b, err := json.Marshal(rules.Attributions(&aresp)); err == nil {
+		if b, err := json.Marshal(atts); err == nil {
 			out.Attributions = b
 		}
 	}
@@ -258,19 +265,39 @@ func pluginFailure(via failure.Component, f *plugin.Failure) *rollout.InfraError
 	return &rollout.InfraError{Via: via, Component: c, Kind: k, Message: f.Message, Retryable: true}
 }
 
-// verifyEpisode scores episode id of t with vf (nil = the exec verifier in
-// process) over host's State service, the ledger and the trajectory.
-// Errors are *rollout.InfraError ("verifier", "verifier_<failure kind>").
-func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
-	vreq, err := exec.Request(t, ledger, tr)
+// verifyEpisode scores episode id of t over the evidence ev (the
+// episode's states) with vf, the ledger and the trajectory. Executor.Execute
+// and the training turn (TrainEnv) both verify through it. A nil vf is the
+// built-in exec verifier run in process on the typed values (verify.Verify:
+// no request, no conversion); a plugin gets a weft.plugin.v2 VerifyRequest
+// (task, ledger, trajectory and the initial -> final diff) and ev as its
+// State service. Errors are *rollout.InfraError (component verifier, or a
+// host service the verifier reported via verifier).
+func verifyEpisode(ctx context.Context, vf plugin.Verifier, ev verify.Evidence, id string, t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*verify.Result, error) {
+	if vf == nil {
+		res, err := verify.Verify(ctx, verify.Input{Task: t, Ledger: ledger, Messages: exec.Messages(tr)}, ev)
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, verify.ErrBadTask):
+			return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.BadRequest, Message: err.Error(), Retryable: true}
+		case errors.Is(err, verify.ErrNoVersion):
+			return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.NoSuchVersion, Message: err.Error(), Retryable: true}
+		default:
+			return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+		}
+	}
+	diff, err := ev.Diff(ctx, verify.Initial, verify.Final)
+	if err != nil {
+		return nil, &rollout.InfraError{Via: failure.Verifier, Component: failure.State, Kind: failure.Of(err), Message: err.Error(), Retryable: true}
+	}
+	vreq, err := exec.Request(t, ledger, tr, diff)
 	if err != nil {
 		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error()}
 	}
 	vreq.EpisodeId = id
 	var vresp plugin.VerifyResponse
-	if vf == nil {
-		vf = exec.Verifier{}
-	}
+	host := &plugin.HostSet{StateService: verifier.EvidenceState(ev)}
 	if err := vf.Verify(ctx, host, vreq, &vresp); err != nil {
 		return nil, &rollout.InfraError{Component: failure.Verifier, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -289,7 +316,7 @@ func verifyEpisode(ctx context.Context, vf plugin.Verifier, host *plugin.HostSet
 // but the failing module and tool are named so the component can be
 // revised. Nil for other failures.
 func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawMessage {
-	if !strings.HasPrefix(f.Kind, "env_") {
+	if c, _ := plugin.FailureParts(f); c != failure.Env {
 		return nil
 	}
 	ledger, err := e.Server.Ledger(session, 0, 1<<20)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/weft-dev/weft/sdk/failure"
 	"sync"
 	"testing"
 	"time"
@@ -140,7 +141,7 @@ func TestModelEndpointDown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if res.Failure == nil || res.Failure.Kind != "model_unavailable" {
+		if c, k := plugin.FailureParts(res.Failure); res.Failure == nil || c != failure.Model || k != failure.Unavailable {
 			t.Fatalf("%s: failure %v, want kind model_unavailable", name, res.Failure)
 		}
 		if res.Trajectory.Termination != plugin.TerminationFailure {
@@ -195,7 +196,7 @@ func TestModuleTrap(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if res.Failure == nil || res.Failure.Kind != "env_trap" {
+		if c, k := plugin.FailureParts(res.Failure); res.Failure == nil || c != failure.Env || k != failure.Trap {
 			t.Fatalf("%s: failure %v, want env_trap", name, res.Failure)
 		}
 		recs, err := srv.Ledger(info.ID, 0, 10)

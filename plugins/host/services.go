@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"github.com/weft-dev/weft/sdk/failure"
 
 	"context"
@@ -64,8 +65,12 @@ func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp 
 		return envError(err)
 	}
 	for _, t := range ss.Group().Tools() {
+		schema, err := plugin.JSONValue(t.Tool.InputSchema)
+		if err != nil {
+			return &plugin.HostError{Service: failure.Env, Kind: failure.Internal, Message: fmt.Sprintf("tool %s: input schema: %v", t.Name, err)}
+		}
 		resp.Tools = append(resp.Tools, &plugin.Tool{Name: t.Name, Description: t.Tool.Description,
-			InputSchema: string(t.Tool.InputSchema), ReadOnly: t.Tool.Annotations != nil && t.Tool.Annotations.ReadOnlyHint})
+			InputSchema: schema, ReadOnly: t.Tool.Annotations != nil && t.Tool.Annotations.ReadOnlyHint})
 	}
 	return nil
 }
@@ -89,7 +94,11 @@ func (e *Env) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *p
 	resp.Content = strings.Join(texts, "\n")
 	resp.IsError = res.Result.IsError
 	resp.LedgerIndex = res.Index
-	resp.StructuredContent = string(res.Result.StructuredContent)
+	sc, err := plugin.JSONValue(res.Result.StructuredContent)
+	if err != nil {
+		return &plugin.HostError{Service: failure.Env, Kind: failure.MalformedOutput, Message: fmt.Sprintf("tool %s: structured content: %v", req.Name, err)}
+	}
+	resp.StructuredContent = sc
 	return nil
 }
 

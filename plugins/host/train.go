@@ -18,7 +18,6 @@ import (
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/megamcp"
-	"github.com/weft-dev/weft/plugins/verifier"
 	"github.com/weft-dev/weft/sdk/plugin"
 )
 
@@ -408,8 +407,7 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 	if last {
 		versions[verify.Reference] = sh.ref.versions[verify.Reference]
 	}
-	hs := &plugin.HostSet{StateService: verifier.EvidenceState(verify.NewStateEvidence(versions))}
-	vr, err := verifyEpisode(ctx, env.Verifier, hs, e.session, prefixTask(sh.t, sh.order, k, sh.opts.View == task.ViewSimUser), calls, tr)
+	vr, err := verifyEpisode(ctx, env.Verifier, verify.NewStateEvidence(versions), e.session, prefixTask(sh.t, sh.order, k, sh.opts.View == task.ViewSimUser), calls, tr)
 	if err != nil {
 		return nil, err
 	}

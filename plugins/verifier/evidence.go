@@ -1,13 +1,12 @@
 package verifier
 
 import (
+	"github.com/weft-dev/weft/plugins/internal/wire"
 	"github.com/weft-dev/weft/sdk/failure"
 
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/verify"
@@ -35,12 +34,6 @@ func remoteErr(err error) error {
 	return err
 }
 
-func decodeNumbers(raw string, v any) error {
-	d := json.NewDecoder(strings.NewReader(raw))
-	d.UseNumber()
-	return d.Decode(v)
-}
-
 func (r remoteEvidence) Hash(ctx context.Context, version string) (string, error) {
 	var resp plugin.HashResponse
 	if err := r.s.Hash(ctx, &plugin.HashRequest{Version: version}, &resp); err != nil {
@@ -54,11 +47,11 @@ func (r remoteEvidence) Diff(ctx context.Context, from, to string) (*state.Chang
 	if err := r.s.Diff(ctx, &plugin.DiffRequest{From: from, To: to}, &resp); err != nil {
 		return nil, remoteErr(err)
 	}
-	var c state.Changes
-	if err := decodeNumbers(resp.GetChangesJson(), &c); err != nil {
-		return nil, fmt.Errorf("state diff %s -> %s: bad changes_json: %w", from, to, err)
+	c := wire.FromChanges(resp.GetChanges())
+	if c == nil {
+		c = &state.Changes{Tables: []state.TableDiff{}}
 	}
-	return &c, nil
+	return c, nil
 }
 
 func (r remoteEvidence) Query(ctx context.Context, version, sql string) ([]string, [][]any, error) {
@@ -66,11 +59,9 @@ func (r remoteEvidence) Query(ctx context.Context, version, sql string) ([]strin
 	if err := r.s.Query(ctx, &plugin.QueryRequest{Version: version, Sql: sql}, &resp); err != nil {
 		return nil, nil, remoteErr(err)
 	}
-	var rows [][]any
-	if resp.GetRowsJson() != "" {
-		if err := decodeNumbers(resp.GetRowsJson(), &rows); err != nil {
-			return nil, nil, fmt.Errorf("state query on %s: bad rows_json: %w", version, err)
-		}
+	rows := make([][]any, len(resp.GetRows()))
+	for i, r := range resp.GetRows() {
+		rows[i] = plugin.GoList(r)
 	}
 	return resp.GetColumns(), rows, nil
 }
@@ -78,7 +69,7 @@ func (r remoteEvidence) Query(ctx context.Context, version, sql string) ([]strin
 // EvidenceState returns the host-side State service over ev (typically
 // verify.NewStateEvidence of the episode's versions), to offer a verifier
 // or attributor plugin as HostSet.StateService. Rows and changes cross as
-// JSON; an ev error wrapping verify.ErrNoVersion becomes a
+// typed values (plugins/internal/wire); an ev error wrapping verify.ErrNoVersion becomes a
 // *plugin.HostError of Kind NoVersion, any other error a HostError
 // "internal" on the wire.
 func EvidenceState(ev verify.Evidence) plugin.State { return evidenceState{ev} }
@@ -87,7 +78,7 @@ type evidenceState struct{ ev verify.Evidence }
 
 func stateErr(err error) error {
 	if errors.Is(err, verify.ErrNoVersion) {
-		return &plugin.HostError{Service: "state", Kind: NoVersion, Message: err.Error()}
+		return &plugin.HostError{Service: failure.State, Kind: NoVersion, Message: err.Error()}
 	}
 	return err
 }
@@ -97,14 +88,14 @@ func (e evidenceState) Query(ctx context.Context, req *plugin.QueryRequest, resp
 	if err != nil {
 		return stateErr(err)
 	}
-	if rows == nil {
-		rows = [][]any{}
+	resp.Columns = cols
+	for i, r := range rows {
+		l, err := plugin.ListOf(r)
+		if err != nil {
+			return fmt.Errorf("encode row %d: %w", i, err)
+		}
+		resp.Rows = append(resp.Rows, l)
 	}
-	b, err := json.Marshal(rows)
-	if err != nil {
-		return fmt.Errorf("encode rows: %w", err)
-	}
-	resp.Columns, resp.RowsJson = cols, string(b)
 	return nil
 }
 
@@ -122,10 +113,10 @@ func (e evidenceState) Diff(ctx context.Context, req *plugin.DiffRequest, resp *
 	if err != nil {
 		return stateErr(err)
 	}
-	b, err := json.Marshal(c)
+	pc, err := wire.Changes(c)
 	if err != nil {
 		return fmt.Errorf("encode changes: %w", err)
 	}
-	resp.ChangesJson = string(b)
+	resp.Changes = pc
 	return nil
 }

@@ -2,7 +2,6 @@ package verifier_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -41,7 +40,7 @@ func TestRemoteOverEvidenceState(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &state.Changes{Tables: []state.TableDiff{{Table: "t", Columns: []string{"id", "v"}, PrimaryKey: []string{"id"},
-		Changed: []state.RowChange{{Key: []any{json.Number("1")}, Columns: []state.ColumnChange{{Column: "v", Old: "x", New: "y"}}}}}}}
+		Changed: []state.RowChange{{Key: []any{int64(1)}, Columns: []state.ColumnChange{{Column: "v", Old: "x", New: "y"}}}}}}}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("Diff (-want +got):\n%s", diff)
 	}
@@ -52,7 +51,7 @@ func TestRemoteOverEvidenceState(t *testing.T) {
 	if diff := cmp.Diff([]string{"id", "v"}, cols); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([][]any{{json.Number("1"), "y"}}, rows); diff != "" {
+	if diff := cmp.Diff([][]any{{int64(1), "y"}}, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 

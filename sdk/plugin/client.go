@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-dev/weft/sdk/failure"
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // ErrPluginExited matches (errors.Is) the *PluginError of a call that
@@ -176,6 +176,9 @@ func Start(ctx context.Context, cfg StartConfig) (*Client, error) {
 			kind = failure.Unavailable
 		}
 		killProcess(gp, cfg.Cmd)
+		if v, ok := oldProtocol(r.err); ok {
+			return nil, &PluginError{Plugin: name, Kind: failure.Protocol, Err: fmt.Errorf("start %s: the plugin speaks weft.plugin.v%d, this host needs weft.plugin.v%d (rebuild it against the current sdk/plugin, or implement plugins/proto/weft/plugin/v%d): %w", cfg.Cmd.Path, v, ProtocolVersion, ProtocolVersion, r.err)}
+		}
 		return nil, &PluginError{Plugin: name, Kind: kind, Err: fmt.Errorf("start %s: %w (a weft plugin calls plugin.Serve from main)", cfg.Cmd.Path, r.err)}
 	}
 	return &Client{name: name, pid: pidOf(cfg.Cmd), gp: gp, proto: r.proto, sh: sh, disp: map[string]any{}}, nil
@@ -240,6 +243,7 @@ func (c *Client) Attributor() (*AttributorClient, error) {
 func (c *Client) Kill() {
 	c.killed.Store(true)
 	killGP(c.gp, c.pid)
+	c.sh.closeHosts()
 }
 
 // pidOf returns the pid of cmd's process, 0 when not started.
@@ -332,9 +336,9 @@ func newRPC(plugin string, conn *grpc.ClientConn, hosts *hostServer) *caller {
 func (c *caller) isExited() bool { return c.exited != nil && c.exited() }
 
 // call invokes method; with a non-nil host it registers host under
-// *episodeID (generating an id when empty) and sets *brokerID for the
-// duration of the call.
-func (c *caller) call(ctx context.Context, method string, host Host, episodeID *string, brokerID *uint32, req, resp proto.Message) error {
+// *episodeID (generating an id when empty) and sets *access to where the
+// host services are for the duration of the call.
+func (c *caller) call(ctx context.Context, method string, host Host, episodeID *string, access **HostAccess, req, resp proto.Message) error {
 	if c.isExited() {
 		return &PluginError{Plugin: c.plugin, Kind: failure.Exited, Err: ErrPluginExited}
 	}
@@ -347,9 +351,13 @@ func (c *caller) call(ctx context.Context, method string, host Host, episodeID *
 			return err
 		}
 		defer unregister()
-		*brokerID = c.hosts.brokerID()
-	} else if brokerID != nil {
-		*brokerID = 0
+		a, err := c.hosts.hostAccess()
+		if err != nil {
+			return &PluginError{Plugin: c.plugin, Kind: failure.Unavailable, Err: err}
+		}
+		*access = a
+	} else if access != nil {
+		*access = nil
 	}
 	if err := c.conn.Invoke(ctx, method, req, resp); err != nil {
 		return c.classify(ctx, method, err)
@@ -363,11 +371,11 @@ func (c *caller) classify(ctx context.Context, method string, err error) error {
 		return fmt.Errorf("weft plugin %s: %s: %w", c.plugin, filepath.Base(method), cerr)
 	}
 	st, _ := status.FromError(err)
-	switch k, _ := weftDetail(st); k {
-	case detailHostError:
+	if f := weftDetail(st); f != nil {
+		if isPluginError(f) {
+			return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: errors.New(st.Message())}
+		}
 		return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: decodeHostError("", err)}
-	case detailPluginErr:
-		return &PluginError{Plugin: c.plugin, Kind: failure.OwnError, Err: errors.New(st.Message())}
 	}
 	switch st.Code() {
 	case codes.Unimplemented:
@@ -419,13 +427,14 @@ func (h *HarnessClient) Describe(ctx context.Context, req *DescribeRequest, resp
 }
 
 // RunEpisode runs one episode in the plugin with host's services. It sets
-// req.EpisodeId (a random "ep_..." id when empty) and req.HostBrokerId;
+// req.EpisodeId (a random "ep_..." id when empty) and req.Host (the
+// loopback address and token of this client's host-services server);
 // host is reachable by the plugin under that episode id for the duration
 // of the call. A nil host offers no services. Errors: *PluginError (Kind
 // "exited" matches ErrPluginExited), ErrDuplicateEpisode (wrapped) when
 // the id is in flight, or a context error.
 func (h *HarnessClient) RunEpisode(ctx context.Context, host Host, req *RunEpisodeRequest, resp *RunEpisodeResponse) error {
-	return h.c.call(ctx, pluginpb.Harness_RunEpisode_FullMethodName, host, &req.EpisodeId, &req.HostBrokerId, req, resp)
+	return h.c.call(ctx, pluginpb.Harness_RunEpisode_FullMethodName, host, &req.EpisodeId, &req.Host, req, resp)
 }
 
 // VerifierClient is a verifier plugin seen from the host; it implements
@@ -442,7 +451,7 @@ func (v *VerifierClient) Describe(ctx context.Context, req *DescribeRequest, res
 // Verify scores an episode; host (typically a HostSet with StateService)
 // is reachable by the plugin under req.EpisodeId. Errors as RunEpisode.
 func (v *VerifierClient) Verify(ctx context.Context, host Host, req *VerifyRequest, resp *VerifyResponse) error {
-	return v.c.call(ctx, pluginpb.Verifier_Verify_FullMethodName, host, &req.EpisodeId, &req.HostBrokerId, req, resp)
+	return v.c.call(ctx, pluginpb.Verifier_Verify_FullMethodName, host, &req.EpisodeId, &req.Host, req, resp)
 }
 
 // AttributorClient is an attributor plugin seen from the host; it
@@ -459,5 +468,22 @@ func (a *AttributorClient) Describe(ctx context.Context, req *DescribeRequest, r
 // Attribute assigns failed checkpoints; host is reachable by the plugin
 // under req.EpisodeId. Errors as RunEpisode.
 func (a *AttributorClient) Attribute(ctx context.Context, host Host, req *AttributeRequest, resp *AttributeResponse) error {
-	return a.c.call(ctx, pluginpb.Attributor_Attribute_FullMethodName, host, &req.EpisodeId, &req.HostBrokerId, req, resp)
+	return a.c.call(ctx, pluginpb.Attributor_Attribute_FullMethodName, host, &req.EpisodeId, &req.Host, req, resp)
+}
+
+// oldProtocol reads the plugin's protocol version out of go-plugin's
+// negotiation error ("incompatible API version with plugin. Plugin
+// version: 1, Client versions: [2]").
+func oldProtocol(err error) (int, bool) {
+	msg := err.Error()
+	const marker = "Plugin version: "
+	i := strings.Index(msg, marker)
+	if !strings.Contains(msg, "incompatible API version") || i < 0 {
+		return 0, false
+	}
+	var v int
+	if _, serr := fmt.Sscanf(msg[i+len(marker):], "%d", &v); serr != nil {
+		return 0, false
+	}
+	return v, true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weft-dev/weft/sdk/failure"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // HostError is a failure of a host service as a plugin sees it: the model
@@ -32,8 +33,9 @@ func (e *HostError) Error() string {
 }
 
 // FailureFromError turns err into the Failure a plugin response carries:
-// a *HostError keeps its service as Kind prefix ("model_timeout"); a
-// context deadline is "deadline"; anything else is "plugin".
+// a *HostError keeps its service and kind (model/timeout); a context
+// deadline is harness/deadline; anything else harness/error (the plugin's
+// own failure).
 func FailureFromError(err error) *Failure {
 	if err == nil {
 		return nil
@@ -41,36 +43,38 @@ func FailureFromError(err error) *Failure {
 	var he *HostError
 	switch {
 	case errors.As(err, &he):
-		return &Failure{Kind: failure.Code("", he.Service, he.Kind), Message: he.Message}
+		return NewFailure(he.Service, he.Kind, he.Message)
 	case errors.Is(err, context.DeadlineExceeded):
-		return &Failure{Kind: "deadline", Message: err.Error()}
+		return NewFailure(failure.Harness, failure.Deadline, err.Error())
 	default:
-		return &Failure{Kind: "plugin", Message: err.Error()}
+		return NewFailure(failure.Harness, failure.OwnError, err.Error())
 	}
 }
 
-// hostServices are the components a harness's Failure can name.
-var hostServices = []failure.Component{failure.Model, failure.Env, failure.User, failure.State}
-
-// FailureParts reads the component and kind of a Failure a plugin
-// returned: "<service>_<kind>" (a host service's failure, the service one
-// of model, env, user, state), "deadline" (the plugin's own deadline:
-// component harness, kind deadline) or "plugin" (the plugin's own error:
-// component harness, kind error). Anything else is component harness with
-// the whole string as its kind. This is the only place the v1 protocol's
-// joined string is taken apart (weft.plugin.v2 carries both as enums).
-func FailureParts(f *Failure) (failure.Component, failure.Kind) {
-	switch k := f.GetKind(); k {
-	case "plugin":
-		return failure.Harness, failure.OwnError
-	case "deadline":
-		return failure.Harness, failure.Deadline
-	default:
-		for _, c := range hostServices {
-			if rest, ok := strings.CutPrefix(k, string(c)+"_"); ok {
-				return c, failure.Kind(rest)
-			}
-		}
-		return failure.Harness, failure.Kind(k)
+// NewFailure builds the protocol Failure of component c and kind k. A kind
+// the protocol's FailureKind enum does not list is sent as unspecified
+// with the kind's word at the start of the message.
+func NewFailure(c failure.Component, k failure.Kind, msg string) *Failure {
+	f := &Failure{Message: msg}
+	f.Component = pluginpb.Component(pluginpb.Component_value["COMPONENT_"+strings.ToUpper(string(c))])
+	if v, ok := pluginpb.FailureKind_value["FAILURE_KIND_"+strings.ToUpper(string(k))]; ok {
+		f.Kind = pluginpb.FailureKind(v)
+	} else if k != "" {
+		f.Message = string(k) + ": " + msg
 	}
+	return f
+}
+
+// FailureParts returns the component and kind of a protocol Failure (""
+// for unspecified values).
+func FailureParts(f *Failure) (failure.Component, failure.Kind) {
+	var c failure.Component
+	var k failure.Kind
+	if f.GetComponent() != pluginpb.Component_COMPONENT_UNSPECIFIED {
+		c = failure.Component(strings.ToLower(strings.TrimPrefix(f.GetComponent().String(), "COMPONENT_")))
+	}
+	if f.GetKind() != pluginpb.FailureKind_FAILURE_KIND_UNSPECIFIED {
+		k = failure.Kind(strings.ToLower(strings.TrimPrefix(f.GetKind().String(), "FAILURE_KIND_")))
+	}
+	return c, k
 }

@@ -7,7 +7,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // MagicCookieKey and MagicCookieValue are the environment variable a host
@@ -29,7 +29,7 @@ var Handshake = goplugin.HandshakeConfig{
 }
 
 // VersionedPlugins returns the plugin sets of every protocol version this
-// SDK speaks: ProtocolVersion (1) -> {"harness", "verifier", "attributor"}.
+// SDK speaks: ProtocolVersion (2) -> {"harness", "verifier", "attributor"}.
 //
 // A host passes a nil cfg and gets every plugin kind (dispensing one yields
 // a *HarnessClient, *VerifierClient or *AttributorClient). A plugin passes
@@ -67,17 +67,16 @@ func newPluginSet(sh *shared, cfg *ServeConfig) goplugin.PluginSet {
 }
 
 // shared is the state the plugins of one set share: on the plugin side the
-// client connections to the host's broker services (one per broker id), on
-// the host side the host-services server of each broker (one per Client).
+// client connections to the host services (one per address and token), on
+// the host side the host-services server of each go-plugin connection.
 type shared struct {
 	mu    sync.Mutex
 	conns map[connKey]*connEntry
-	hosts map[*goplugin.GRPCBroker]*hostServer
+	hosts map[any]*hostServer
 }
 
 type connKey struct {
-	broker *goplugin.GRPCBroker
-	id     uint32
+	address, token string
 }
 
 type connEntry struct {
@@ -87,7 +86,7 @@ type connEntry struct {
 }
 
 func newShared() *shared {
-	return &shared{conns: map[connKey]*connEntry{}, hosts: map[*goplugin.GRPCBroker]*hostServer{}}
+	return &shared{conns: map[connKey]*connEntry{}, hosts: map[any]*hostServer{}}
 }
 
 // defaultShared serves plugins built as zero values (outside PluginSet).
@@ -111,13 +110,13 @@ type HarnessGRPCPlugin struct {
 
 // GRPCServer registers the Harness service (go-plugin calls it).
 func (p *HarnessGRPCPlugin) GRPCServer(b *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginpb.RegisterHarnessServer(s, &harnessServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared), b}})
+	pluginpb.RegisterHarnessServer(s, &harnessServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared)}})
 	return nil
 }
 
 // GRPCClient returns a *HarnessClient (go-plugin calls it).
 func (p *HarnessGRPCPlugin) GRPCClient(_ context.Context, b *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &HarnessClient{c: newRPC(HarnessPlugin, c, sharedOf(p.shared).hostServer(b))}, nil
+	return &HarnessClient{c: newRPC(HarnessPlugin, c, sharedOf(p.shared).hostServer(c))}, nil
 }
 
 // VerifierGRPCPlugin is the go-plugin Plugin of the "verifier" kind; on the
@@ -130,13 +129,13 @@ type VerifierGRPCPlugin struct {
 
 // GRPCServer registers the Verifier service (go-plugin calls it).
 func (p *VerifierGRPCPlugin) GRPCServer(b *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginpb.RegisterVerifierServer(s, &verifierServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared), b}})
+	pluginpb.RegisterVerifierServer(s, &verifierServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared)}})
 	return nil
 }
 
 // GRPCClient returns a *VerifierClient (go-plugin calls it).
 func (p *VerifierGRPCPlugin) GRPCClient(_ context.Context, b *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &VerifierClient{c: newRPC(VerifierPlugin, c, sharedOf(p.shared).hostServer(b))}, nil
+	return &VerifierClient{c: newRPC(VerifierPlugin, c, sharedOf(p.shared).hostServer(c))}, nil
 }
 
 // AttributorGRPCPlugin is the go-plugin Plugin of the "attributor" kind;
@@ -149,13 +148,13 @@ type AttributorGRPCPlugin struct {
 
 // GRPCServer registers the Attributor service (go-plugin calls it).
 func (p *AttributorGRPCPlugin) GRPCServer(b *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginpb.RegisterAttributorServer(s, &attributorServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared), b}})
+	pluginpb.RegisterAttributorServer(s, &attributorServer{impl: p.Impl, hosts: hostDialer{sharedOf(p.shared)}})
 	return nil
 }
 
 // GRPCClient returns an *AttributorClient (go-plugin calls it).
 func (p *AttributorGRPCPlugin) GRPCClient(_ context.Context, b *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &AttributorClient{c: newRPC(AttributorPlugin, c, sharedOf(p.shared).hostServer(b))}, nil
+	return &AttributorClient{c: newRPC(AttributorPlugin, c, sharedOf(p.shared).hostServer(c))}, nil
 }
 
 var (
@@ -165,7 +164,7 @@ var (
 )
 
 // ClosePluginSet closes the host connections the plugins of ps cached on
-// the plugin side (one per host broker). go-plugin's own shutdown closes
+// the plugin side and the host-services servers of the host side. go-plugin's own shutdown closes
 // the process; in-process servers (tests) call it when done.
 func ClosePluginSet(ps goplugin.PluginSet) {
 	seen := map[*shared]bool{}
@@ -182,6 +181,7 @@ func ClosePluginSet(ps goplugin.PluginSet) {
 		if sh != nil && !seen[sh] {
 			seen[sh] = true
 			sh.closeConns()
+			sh.closeHosts()
 		}
 	}
 }

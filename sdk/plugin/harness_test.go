@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/weft-dev/weft/sdk/plugin"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // loopHarness is the test harness: the user's opening message, then model
@@ -21,7 +22,7 @@ func (loopHarness) Describe(_ context.Context, _ *plugin.DescribeRequest, resp *
 }
 
 func (loopHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	if req.GetSettings() == `"fail"` {
+	if plugin.SettingsJSON(req.GetSettings()) == `"fail"` {
 		return errors.New("harness refused the settings")
 	}
 	traj := &plugin.Trajectory{}
@@ -110,10 +111,11 @@ func (verifier) Verify(ctx context.Context, host plugin.Host, req *plugin.Verify
 		return nil
 	}
 	score := 0.0
-	if q.GetRowsJson() == "[[1]]" {
+	rows, _ := plugin.ValueJSON(&plugin.Value{Kind: &pluginpb.Value_ListValue{ListValue: &plugin.ValueList{Values: rowValues(q.GetRows())}}})
+	if string(rows) == "[[1]]" {
 		score = 1
 	}
-	resp.Checkpoints = []*plugin.Checkpoint{{Name: "n_is_1", Score: score, Evidence: fmt.Sprintf("%s=%s", q.GetColumns(), q.GetRowsJson())}}
+	resp.Checkpoints = []*plugin.Checkpoint{{Name: "n_is_1", Score: score, Checks: []*plugin.CheckResult{{Kind: pluginpb.CheckKind_CHECK_KIND_SQL, Passed: score == 1, Evidence: fmt.Sprintf("%s=%s", q.GetColumns(), rows)}}}}
 	resp.Score = score
 	return nil
 }
@@ -132,4 +134,13 @@ func (attributor) Attribute(ctx context.Context, host plugin.Host, req *plugin.A
 		}
 	}
 	return nil
+}
+
+// rowValues wraps query rows as list values.
+func rowValues(rows []*plugin.ValueList) []*plugin.Value {
+	out := make([]*plugin.Value, len(rows))
+	for i, r := range rows {
+		out[i] = &plugin.Value{Kind: &pluginpb.Value_ListValue{ListValue: r}}
+	}
+	return out
 }

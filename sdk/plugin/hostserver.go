@@ -1,59 +1,100 @@
 package plugin
 
 import (
-	"github.com/weft-dev/weft/sdk/failure"
-
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
 
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	"github.com/weft-dev/weft/sdk/failure"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
-// hostServer is the host side of one go-plugin connection: the table of
+// hostServer is the host side of one plugin client: the table of
 // episodes in flight (episode id -> Host) and the one gRPC server of host
-// services (Model, Env, User, State) on the broker, started on first use.
+// services (Model, Env, User, State) on a loopback TCP listener, started on
+// first use, guarded by a bearer token of its own. Plugins reach it at the
+// HostAccess a request carries, in any language, without go-plugin's
+// broker.
 type hostServer struct {
-	broker *goplugin.GRPCBroker
-
-	once sync.Once
-	id   uint32
+	once   sync.Once
+	access *HostAccess
+	err    error
+	srv    *grpc.Server
 
 	mu       sync.RWMutex
 	episodes map[string]Host
 }
 
-// hostServer returns the host server of broker b, creating it.
-func (s *shared) hostServer(b *goplugin.GRPCBroker) *hostServer {
+// hostServer returns the host server of key k (one per go-plugin client
+// connection), creating it.
+func (s *shared) hostServer(k any) *hostServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, ok := s.hosts[b]
+	h, ok := s.hosts[k]
 	if !ok {
-		h = &hostServer{broker: b, episodes: map[string]Host{}}
-		s.hosts[b] = h
+		h = &hostServer{episodes: map[string]Host{}}
+		s.hosts[k] = h
 	}
 	return h
 }
 
-// brokerID starts the host-services server once and returns its broker id.
-func (h *hostServer) brokerID() uint32 {
+// tokenMetadata is the gRPC metadata key of the bearer token.
+const tokenMetadata = "authorization"
+
+// hostAccess starts the host-services server once and returns where it is.
+func (h *hostServer) hostAccess() (*HostAccess, error) {
 	h.once.Do(func() {
-		h.id = h.broker.NextId()
-		go h.broker.AcceptAndServe(h.id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(opts...)
-			pluginpb.RegisterModelServer(s, modelService{h: h})
-			pluginpb.RegisterEnvServer(s, envService{h: h})
-			pluginpb.RegisterUserServer(s, userService{h: h})
-			pluginpb.RegisterStateServer(s, stateService{h: h})
-			return s
-		})
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		token := hex.EncodeToString(b[:])
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			h.err = fmt.Errorf("weft plugin: host services: listen: %w", err)
+			return
+		}
+		want := "Bearer " + token
+		auth := func(ctx context.Context) error {
+			md, _ := metadata.FromIncomingContext(ctx)
+			for _, v := range md.Get(tokenMetadata) {
+				if subtle.ConstantTimeCompare([]byte(v), []byte(want)) == 1 {
+					return nil
+				}
+			}
+			return hostErrorStatus(&HostError{Kind: failure.Unauthenticated, Message: "host services: missing or wrong bearer token (send the HostAccess token as \"authorization: Bearer <token>\")"})
+		}
+		s := grpc.NewServer(
+			grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+				if err := auth(ctx); err != nil {
+					return nil, err
+				}
+				return next(ctx, req)
+			}),
+		)
+		pluginpb.RegisterModelServer(s, modelService{h: h})
+		pluginpb.RegisterEnvServer(s, envService{h: h})
+		pluginpb.RegisterUserServer(s, userService{h: h})
+		pluginpb.RegisterStateServer(s, stateService{h: h})
+		go func() { _ = s.Serve(lis) }()
+		h.srv = s
+		h.access = &HostAccess{Address: lis.Addr().String(), Token: token}
 	})
-	return h.id
+	return h.access, h.err
+}
+
+// close stops the host-services server (calls in flight fail).
+func (h *hostServer) close() {
+	h.once.Do(func() { h.err = errors.New("weft plugin: host services closed") })
+	if h.srv != nil {
+		h.srv.Stop()
+	}
 }
 
 // register enters host under episode id ep; the returned func removes it.

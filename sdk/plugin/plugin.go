@@ -3,13 +3,14 @@ package plugin
 import (
 	"context"
 
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // ProtocolVersion is the go-plugin protocol version of this SDK's plugin
-// set (weft.plugin.v1). A host and a plugin agree on it in the handshake;
-// a host that speaks several versions offers a versioned plugin set.
-const ProtocolVersion = 1
+// set (weft.plugin.v2). A host and a plugin agree on it in the handshake;
+// the host offers only this version, so a plugin built for weft.plugin.v1
+// fails to start with a *PluginError of Kind failure.Protocol saying so.
+const ProtocolVersion = 2
 
 // Plugin names in the plugin set: a plugin binary serves one or more of
 // them.
@@ -20,7 +21,7 @@ const (
 )
 
 // Protocol types. They are the generated protocol buffer messages of
-// weft.plugin.v1 (plugins/proto/weft/plugin/v1/plugin.proto), aliased here
+// weft.plugin.v2 (plugins/proto/weft/plugin/v2/plugin.proto), aliased here
 // so that plugin authors import only this package. Pass them by pointer
 // (they must not be copied).
 type (
@@ -60,6 +61,32 @@ type (
 	AttributeResponse  = pluginpb.AttributeResponse
 	Attribution        = pluginpb.Attribution
 	Blame              = pluginpb.Blame
+	Value              = pluginpb.Value
+	ValueList          = pluginpb.ValueList
+	ValueObject        = pluginpb.ValueObject
+	HostAccess         = pluginpb.HostAccess
+	Task               = pluginpb.Task
+	AtomicTask         = pluginpb.AtomicTask
+	ReferenceCall      = pluginpb.ReferenceCall
+	ArgumentNames      = pluginpb.ArgumentNames
+	Check              = pluginpb.Check
+	CheckKind          = pluginpb.CheckKind
+	RubricItem         = pluginpb.RubricItem
+	CheckResult        = pluginpb.CheckResult
+	LedgerCall         = pluginpb.LedgerCall
+	LedgerRecordKind   = pluginpb.LedgerRecordKind
+	Content            = pluginpb.Content
+	ResourceContents   = pluginpb.ResourceContents
+	ToolCallResult     = pluginpb.ToolCallResult
+	Changes            = pluginpb.Changes
+	TableDiff          = pluginpb.TableDiff
+	RowValues          = pluginpb.RowValues
+	RowChange          = pluginpb.RowChange
+	ColumnChange       = pluginpb.ColumnChange
+	FileDiff           = pluginpb.FileDiff
+	UnsolvedAnswers    = pluginpb.UnsolvedAnswers
+	StepUnsolved       = pluginpb.StepUnsolved
+	ReferenceReplay    = pluginpb.ReferenceReplayCall
 )
 
 // Output formats (see OutputFormat).
@@ -162,10 +189,10 @@ type User interface {
 // "reference", "reference:<k>" (the reference replay after atomic task k)
 // or by a version id the host knows.
 //
-// Query runs a read-only SQL statement on a version (rows as a JSON array of
-// arrays). Hash returns a version's content hash (64 lower-case hex
-// digits). Diff returns the row-level changes from one version to another as
-// JSON of core/state.Changes. A version the host does not have is a
+// Query runs a read-only SQL statement on a version (rows of typed
+// values). Hash returns a version's content hash (64 lower-case hex
+// digits). Diff returns the row-level changes from one version to another
+// (typed Changes). A version the host does not have is a
 // *HostError with Kind failure.NoSuchVersion ("no_such_version").
 type State interface {
 	Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error

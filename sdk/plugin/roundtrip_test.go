@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"github.com/weft-dev/weft/sdk/failure"
+	"strings"
 
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/weft-dev/weft/sdk/plugin"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 )
 
@@ -54,7 +56,7 @@ func TestHarnessRoundTrip(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("model got %d requests, want 2", len(reqs))
 	}
-	wantGen := &plugin.GenerateRequest{EpisodeId: "ep1", Messages: want.Trajectory.Messages[:2], Tools: []*plugin.Tool{{Name: "add", InputSchema: "{}"}}, Sampling: &plugin.Sampling{MaxTokens: 64}, Format: plugin.FormatNative}
+	wantGen := &plugin.GenerateRequest{EpisodeId: "ep1", Messages: want.Trajectory.Messages[:2], Tools: []*plugin.Tool{{Name: "add", InputSchema: plugin.MustJSONValue("{}")}}, Sampling: &plugin.Sampling{MaxTokens: 64}, Format: plugin.FormatNative}
 	if d := cmp.Diff(wantGen, reqs[0], protocmp.Transform()); d != "" {
 		t.Errorf("first Generate request (-want +got):\n%s", d)
 	}
@@ -65,8 +67,8 @@ func TestHarnessRoundTrip(t *testing.T) {
 	if d := cmp.Diff([]*plugin.UserRequest{{EpisodeId: "ep1"}}, user.Requests(), protocmp.Transform()); d != "" {
 		t.Errorf("user requests (-want +got):\n%s", d)
 	}
-	if req.GetHostBrokerId() == 0 {
-		t.Error("RunEpisode did not set HostBrokerId")
+	if a := req.GetHost(); !strings.HasPrefix(a.GetAddress(), "127.0.0.1:") || len(a.GetToken()) != 32 {
+		t.Errorf("RunEpisode set Host %v, want a 127.0.0.1 address and a 32-digit token", a)
 	}
 }
 
@@ -100,14 +102,14 @@ func TestVerifyAndAttributeRoundTrip(t *testing.T) {
 	var gotQuery *plugin.QueryRequest
 	state := plugin.StateFunc(func(_ context.Context, req *plugin.QueryRequest, resp *plugin.QueryResponse) error {
 		gotQuery = req
-		resp.Columns, resp.RowsJson = []string{"n"}, "[[1]]"
+		resp.Columns, resp.Rows = []string{"n"}, []*plugin.ValueList{{Values: []*plugin.Value{{Kind: &pluginpb.Value_IntValue{IntValue: 1}}}}}
 		return nil
 	})
 	var vr plugin.VerifyResponse
 	if err := conn.Verifier(t).Verify(ctx, plugin.HostSet{StateService: state}, &plugin.VerifyRequest{EpisodeId: "ep_v"}, &vr); err != nil {
 		t.Fatal(err)
 	}
-	wantV := &plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "n_is_1", Score: 1, Evidence: "[n]=[[1]]"}}, Score: 1}
+	wantV := &plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "n_is_1", Score: 1, Checks: []*plugin.CheckResult{{Kind: pluginpb.CheckKind_CHECK_KIND_SQL, Passed: true, Evidence: "[n]=[[1]]"}}}}, Score: 1}
 	if d := cmp.Diff(wantV, &vr, protocmp.Transform()); d != "" {
 		t.Errorf("Verify (-want +got):\n%s", d)
 	}
@@ -132,10 +134,10 @@ func TestHostErrorReachesPlugin(t *testing.T) {
 		err  error
 		want *plugin.Failure
 	}{
-		{"host error", &plugin.HostError{Service: "model", Kind: "rate_limited", Message: "slow down"}, &plugin.Failure{Kind: "model_rate_limited", Message: "slow down"}},
-		{"service filled in", &plugin.HostError{Kind: "timeout", Message: "t"}, &plugin.Failure{Kind: "model_timeout", Message: "t"}},
-		{"plain error", errors.New("boom"), &plugin.Failure{Kind: "model_internal", Message: "boom"}},
-		{"deadline", context.DeadlineExceeded, &plugin.Failure{Kind: "model_deadline", Message: "context deadline exceeded"}},
+		{"host error", &plugin.HostError{Service: "model", Kind: "rate_limited", Message: "slow down"}, plugin.NewFailure("model", "rate_limited", "slow down")},
+		{"service filled in", &plugin.HostError{Kind: "timeout", Message: "t"}, plugin.NewFailure("model", "timeout", "t")},
+		{"plain error", errors.New("boom"), plugin.NewFailure("model", "internal", "boom")},
+		{"deadline", context.DeadlineExceeded, plugin.NewFailure("model", "deadline", "context deadline exceeded")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen error
@@ -181,7 +183,7 @@ func TestUnofferedServiceIsUnavailable(t *testing.T) {
 }
 
 func TestPluginErrorReachesHost(t *testing.T) {
-	_, err := plugintest.RunHarness(t, loopHarness{}, plugin.HostSet{}, &plugin.RunEpisodeRequest{Settings: `"fail"`})
+	_, err := plugintest.RunHarness(t, loopHarness{}, plugin.HostSet{}, &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`"fail"`)})
 	var pe *plugin.PluginError
 	if !errors.As(err, &pe) || pe.Kind != "error" || pe.Plugin != "harness" || pe.Err.Error() != "harness refused the settings" {
 		t.Fatalf("got %#v, want PluginError harness/error", err)

@@ -9,8 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/weft-dev/weft/sdk/plugin/pluginpb"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // ServeConfig says what a plugin binary serves. Set at least one of
@@ -41,20 +42,20 @@ func Serve(cfg *ServeConfig) {
 }
 
 // hostDialer gives plugin methods the Host of a request: it dials the
-// host's broker connection once per broker id and caches it.
+// host-services address of a HostAccess once per address and token and
+// caches the connection.
 type hostDialer struct {
-	sh     *shared
-	broker *goplugin.GRPCBroker
+	sh *shared
 }
 
-// host returns the Host of an episode whose services the host serves on
-// broker id; id 0 means none (every service returns HostError
-// "unavailable").
-func (d hostDialer) host(id uint32, episodeID string) (Host, error) {
-	if id == 0 {
+// host returns the Host of an episode whose services the host serves at
+// access; an absent access (or address) means none (every service returns
+// HostError "unavailable").
+func (d hostDialer) host(access *HostAccess, episodeID string) (Host, error) {
+	if access.GetAddress() == "" {
 		return HostSet{}, nil
 	}
-	conn, err := d.conn(id)
+	conn, err := d.conn(access)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +67,17 @@ func (d hostDialer) host(id uint32, episodeID string) (Host, error) {
 	}, nil
 }
 
-func (d hostDialer) conn(id uint32) (*grpc.ClientConn, error) {
-	key := connKey{d.broker, id}
+// bearer is the per-RPC credential carrying a HostAccess token.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{tokenMetadata: "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
+
+func (d hostDialer) conn(access *HostAccess) (*grpc.ClientConn, error) {
+	key := connKey{access.GetAddress(), access.GetToken()}
 	d.sh.mu.Lock()
 	e, ok := d.sh.conns[key]
 	if !ok {
@@ -79,9 +89,11 @@ func (d hostDialer) conn(id uint32) (*grpc.ClientConn, error) {
 		<-e.ready
 		return e.conn, e.err
 	}
-	e.conn, e.err = d.broker.Dial(id)
+	e.conn, e.err = grpc.NewClient("passthrough:///"+access.GetAddress(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(bearer(access.GetToken())))
 	if e.err != nil {
-		e.err = fmt.Errorf("weft plugin: dial host services (broker id %d): %w", id, e.err)
+		e.err = fmt.Errorf("weft plugin: dial host services at %s: %w", access.GetAddress(), e.err)
 		d.sh.mu.Lock()
 		delete(d.sh.conns, key) // a later request may retry
 		d.sh.mu.Unlock()
@@ -103,6 +115,20 @@ func (s *shared) closeConns() {
 			delete(s.conns, k)
 		default:
 		}
+	}
+}
+
+// closeHosts stops the host-services servers (host side).
+func (s *shared) closeHosts() {
+	s.mu.Lock()
+	hs := make([]*hostServer, 0, len(s.hosts))
+	for k, h := range s.hosts {
+		hs = append(hs, h)
+		delete(s.hosts, k)
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		h.close()
 	}
 }
 
@@ -213,7 +239,7 @@ func (s *harnessServer) Describe(ctx context.Context, req *DescribeRequest) (*De
 }
 
 func (s *harnessServer) RunEpisode(ctx context.Context, req *RunEpisodeRequest) (*RunEpisodeResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}
@@ -239,7 +265,7 @@ func (s *verifierServer) Describe(ctx context.Context, req *DescribeRequest) (*D
 }
 
 func (s *verifierServer) Verify(ctx context.Context, req *VerifyRequest) (*VerifyResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}
@@ -265,7 +291,7 @@ func (s *attributorServer) Describe(ctx context.Context, req *DescribeRequest) (
 }
 
 func (s *attributorServer) Attribute(ctx context.Context, req *AttributeRequest) (*AttributeResponse, error) {
-	host, err := s.hosts.host(req.GetHostBrokerId(), req.GetEpisodeId())
+	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
 	if err != nil {
 		return nil, pluginErrorStatus(err)
 	}

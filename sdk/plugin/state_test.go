@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,7 +33,11 @@ func (stateVerifier) Verify(ctx context.Context, host plugin.Host, req *plugin.V
 		resp.Failure = plugin.FailureFromError(err)
 		return nil
 	}
-	resp.Checkpoints = []*plugin.Checkpoint{{Name: "hash", Evidence: h.GetHash()}, {Name: "diff", Evidence: d.GetChangesJson()}}
+	var diff string
+	for _, td := range d.GetChanges().GetTables() {
+		diff += fmt.Sprintf("%s%v;", td.GetTable(), td.GetColumns())
+	}
+	resp.Checkpoints = []*plugin.Checkpoint{{Name: "hash", Checks: []*plugin.CheckResult{{Evidence: h.GetHash()}}}, {Name: "diff", Checks: []*plugin.CheckResult{{Evidence: diff}}}}
 	return nil
 }
 
@@ -49,7 +54,7 @@ func TestStateHashAndDiffRoundTrip(t *testing.T) {
 		},
 		OnDiff: func(_ context.Context, req *plugin.DiffRequest, resp *plugin.DiffResponse) error {
 			gotDiff = req
-			resp.ChangesJson = `{"tables":[]}`
+			resp.Changes = &plugin.Changes{Tables: []*plugin.TableDiff{{Table: "t", Columns: []string{"n"}}}}
 			return nil
 		},
 	}
@@ -57,7 +62,7 @@ func TestStateHashAndDiffRoundTrip(t *testing.T) {
 	if err := conn.Verifier(t).Verify(ctx, plugin.HostSet{StateService: state}, &plugin.VerifyRequest{EpisodeId: "ep_s"}, &vr); err != nil {
 		t.Fatal(err)
 	}
-	want := &plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "hash", Evidence: "ab12"}, {Name: "diff", Evidence: `{"tables":[]}`}}}
+	want := &plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "hash", Checks: []*plugin.CheckResult{{Evidence: "ab12"}}}, {Name: "diff", Checks: []*plugin.CheckResult{{Evidence: "t[n];"}}}}}
 	if d := cmp.Diff(want, &vr, protocmp.Transform()); d != "" {
 		t.Errorf("Verify (-want +got):\n%s", d)
 	}
@@ -81,9 +86,9 @@ func TestStateHashErrors(t *testing.T) {
 	}{
 		{"no_such_version", plugin.StateFuncs{OnHash: func(context.Context, *plugin.HashRequest, *plugin.HashResponse) error {
 			return &plugin.HostError{Kind: "no_such_version", Message: "no version final"}
-		}}, &plugin.Failure{Kind: "state_no_such_version", Message: "no version final"}},
+		}}, plugin.NewFailure("state", "no_such_version", "no version final")},
 		{"state_func", plugin.StateFunc(func(context.Context, *plugin.QueryRequest, *plugin.QueryResponse) error { return nil }),
-			&plugin.Failure{Kind: "state_unavailable", Message: "the host offers no state service for this call"}},
+			plugin.NewFailure("state", "unavailable", "the host offers no state service for this call")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var vr plugin.VerifyResponse

@@ -8,31 +8,22 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/weft-dev/weft/sdk/failure"
 )
 
-// Wire encoding of errors (both directions of weft.plugin.v1).
+// Wire encoding of errors (both directions of weft.plugin.v2).
 //
 // A *HostError crosses the wire as a gRPC status whose code is Aborted
-// (Unavailable when Kind is "unavailable", DeadlineExceeded when Kind is
-// "deadline"), whose message is HostError.Message, and whose details hold
-// one google.protobuf.Struct:
-//
-//	{"weft_error": "host_error", "service": "<service>", "kind": "<kind>"}
+// (Unavailable when Kind is unavailable, DeadlineExceeded when Kind is
+// deadline, Unauthenticated for unauthenticated), whose message is
+// HostError.Message, and whose details hold one weft.plugin.v2.Failure
+// with the service as component and the kind.
 //
 // Any other error a plugin method returns crosses as status code Unknown
-// with the error text as message and the detail {"weft_error":
-// "plugin_error"}. Statuses without a weft_error detail come from the gRPC
-// transport (or from a peer that is not this SDK).
-const (
-	detailKey        = "weft_error"
-	detailHostError  = "host_error"
-	detailPluginErr  = "plugin_error"
-	detailServiceKey = "service"
-	detailKindKey    = "kind"
-)
+// with the error text as message and the detail Failure{component:
+// PLUGIN, kind: ERROR}. Statuses without a Failure detail come from the
+// gRPC transport (or from a peer that is not this SDK).
 
 // hostErrorStatus encodes he as a gRPC status error.
 func hostErrorStatus(he *HostError) error {
@@ -42,13 +33,11 @@ func hostErrorStatus(he *HostError) error {
 		code = codes.Unavailable
 	case failure.Deadline:
 		code = codes.DeadlineExceeded
+	case failure.Unauthenticated:
+		code = codes.Unauthenticated
 	}
 	st := status.New(code, he.Message)
-	d, err := structpb.NewStruct(map[string]any{detailKey: detailHostError, detailServiceKey: string(he.Service), detailKindKey: string(he.Kind)})
-	if err != nil {
-		return st.Err()
-	}
-	if withD, err := st.WithDetails(d); err == nil {
+	if withD, err := st.WithDetails(NewFailure(he.Service, he.Kind, "")); err == nil {
 		st = withD
 	}
 	return st.Err()
@@ -89,27 +78,26 @@ func pluginErrorStatus(err error) error {
 		return status.FromContextError(err).Err()
 	}
 	st := status.New(codes.Unknown, err.Error())
-	d, derr := structpb.NewStruct(map[string]any{detailKey: detailPluginErr})
-	if derr == nil {
-		if withD, werr := st.WithDetails(d); werr == nil {
-			st = withD
-		}
+	if withD, werr := st.WithDetails(NewFailure(failure.Plugin, failure.OwnError, "")); werr == nil {
+		st = withD
 	}
 	return st.Err()
 }
 
-// weftDetail returns the weft_error detail of st and its fields.
-func weftDetail(st *status.Status) (kind string, fields map[string]*structpb.Value) {
+// weftDetail returns the Failure detail of st, if any.
+func weftDetail(st *status.Status) *Failure {
 	for _, d := range st.Details() {
-		s, ok := d.(*structpb.Struct)
-		if !ok {
-			continue
-		}
-		if v, ok := s.GetFields()[detailKey]; ok {
-			return v.GetStringValue(), s.GetFields()
+		if f, ok := d.(*Failure); ok {
+			return f
 		}
 	}
-	return "", nil
+	return nil
+}
+
+// isPluginError reports whether f is the detail of a plugin's own error.
+func isPluginError(f *Failure) bool {
+	c, k := FailureParts(f)
+	return c == failure.Plugin && k == failure.OwnError
 }
 
 // hostCallError is the error a plugin sees from a host-service call that
@@ -148,8 +136,9 @@ func decodeHostError(service failure.Component, err error) error {
 	if !ok {
 		return &HostError{Service: service, Kind: failure.Internal, Message: err.Error()}
 	}
-	if k, f := weftDetail(st); k == detailHostError {
-		return &HostError{Service: failure.Component(f[detailServiceKey].GetStringValue()), Kind: failure.Kind(f[detailKindKey].GetStringValue()), Message: st.Message()}
+	if f := weftDetail(st); f != nil && !isPluginError(f) {
+		c, k := FailureParts(f)
+		return &HostError{Service: c, Kind: k, Message: st.Message()}
 	}
 	kind := failure.Internal
 	switch st.Code() {
@@ -159,6 +148,8 @@ func decodeHostError(service failure.Component, err error) error {
 		kind = failure.Canceled
 	case codes.Unavailable:
 		kind = failure.Unavailable
+	case codes.Unauthenticated:
+		kind = failure.Unauthenticated
 	}
 	return &HostError{Service: service, Kind: kind, Message: st.Message()}
 }

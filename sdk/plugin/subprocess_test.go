@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/weft-dev/weft/sdk/failure"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -25,6 +27,15 @@ const pluginEnv = "WEFT_SDK_PLUGIN_TEST_SERVE"
 
 // TestMain turns the test binary into a plugin when pluginEnv is set.
 func TestMain(m *testing.M) {
+	if os.Getenv(pluginEnv) == "v1" {
+		// A plugin built for weft.plugin.v1: go-plugin protocol version 1.
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: plugin.MagicCookieKey, MagicCookieValue: plugin.MagicCookieValue},
+			VersionedPlugins: map[int]goplugin.PluginSet{1: {plugin.HarnessPlugin: &plugin.HarnessGRPCPlugin{Impl: loopHarness{}}}},
+			GRPCServer:       goplugin.DefaultGRPCServer,
+		})
+		os.Exit(0)
+	}
 	if os.Getenv(pluginEnv) == "1" {
 		logger := hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: hclog.Debug})
 		plugin.Serve(&plugin.ServeConfig{
@@ -150,7 +161,7 @@ func TestSubprocessDescribeAndRunEpisode(t *testing.T) {
 	if err := h.RunEpisode(ctx, plugin.HostSet{ModelService: failing, EnvService: env, UserService: plugintest.NewFakeUser("go")}, &plugin.RunEpisodeRequest{}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&plugin.Failure{Kind: "model_rate_limited", Message: "429"}, resp.GetFailure(), protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(plugin.NewFailure("model", "rate_limited", "429"), resp.GetFailure(), protocmp.Transform()); diff != "" {
 		t.Errorf("failure (-want +got):\n%s", diff)
 	}
 
@@ -249,6 +260,31 @@ func TestStartNotAPlugin(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestStartV1Plugin: a plugin speaking weft.plugin.v1 is refused at the
+// handshake with a PluginError of kind protocol that names both versions.
+func TestStartV1Plugin(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), pluginEnv+"=v1")
+	c, err := plugin.Start(context.Background(), plugin.StartConfig{Cmd: cmd, Logger: slog.New(slog.DiscardHandler), StartTimeout: 20 * time.Second})
+	if err == nil {
+		c.Kill()
+		t.Fatal("Start of a v1 plugin succeeded")
+	}
+	var pe *plugin.PluginError
+	if !errors.As(err, &pe) || pe.Kind != failure.Protocol {
+		t.Fatalf("Start = %v, want a PluginError of kind protocol", err)
+	}
+	for _, want := range []string{"speaks weft.plugin.v1", "needs weft.plugin.v2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ const settingsSchema = `{"type":"object","properties":{"pin_plan":{"type":"boole
 type harness struct{}
 
 func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
-	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "plan-act", "0.1.0", plugin.FormatNative, settingsSchema
+	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "plan-act", "0.1.0", plugin.FormatNative, plugin.MustJSONValue(settingsSchema)
 	return nil
 }
 
@@ -49,7 +49,7 @@ func withMs(ctx context.Context, ms int64) (context.Context, context.CancelFunc)
 }
 
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	pin, err := settings(req.Settings)
+	pin, err := settings(plugin.SettingsJSON(req.Settings))
 	if err != nil {
 		return err
 	}

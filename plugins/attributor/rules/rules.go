@@ -3,37 +3,35 @@
 // task or the verifier with the rules of core/attribute, reading the
 // episode's states through the host's State service.
 //
-// The AttributeRequest it reads:
+// The AttributeRequest it reads (weft.plugin.v2, converted by
+// plugins/internal/wire):
 //
-//   - task: the task as weft task JSON (one core/task.Task);
-//   - ledger: the session ledger as JSON lines of core/verify.LedgerCall;
+//   - task: the task;
+//   - ledger: the session ledger (the verifier's view of each call);
 //   - checkpoints: the verifier's checkpoints in order, each with score
-//     r_k and evidence = JSON of []core/verify.CheckResult;
+//     r_k and its check results;
 //   - trajectory: its assistant messages with content are the agent's
 //     messages to the user (for communicate checks);
-//   - settings: "" or a JSON object
-//     {"reference": {"calls": [core/attribute.ReferenceCall...]},
-//     "modules": {"<tool>": "<module>"}}, both optional: the reference
-//     replay the host ran from the initial state, and which module serves
-//     each tool (for the Revise names).
+//   - reference: the reference replay the host ran from the initial
+//     state; modules: which module serves each tool (for the Revise names);
+//   - settings: none (an empty object at most).
 //
 // Request builds such a request and Decode reads one back into a
-// core/attribute.Input (without Evidence).
+// core/attribute.Input (without Evidence). The host runs the attributor
+// in process through core/attribute directly (no request at all).
 package rules
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/state"
-	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/plugins/internal/wire"
+	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/plugin"
 )
 
@@ -43,24 +41,9 @@ const (
 	Version = "1"
 )
 
-// SettingsSchema is the JSON Schema of the settings object.
-const SettingsSchema = `{
-  "type": "object",
-  "properties": {
-    "reference": {
-      "type": "object",
-      "properties": {"calls": {"type": "array", "items": {"type": "object"}}}
-    },
-    "modules": {"type": "object", "additionalProperties": {"type": "string"}}
-  },
-  "additionalProperties": false
-}`
-
-// Settings is the settings object of an AttributeRequest.
-type Settings struct {
-	Reference attribute.ReferenceReport `json:"reference"`
-	Modules   map[string]string         `json:"modules,omitempty"`
-}
+// SettingsSchema is the JSON Schema of the settings object: none are
+// taken (the reference replay and modules are request fields).
+const SettingsSchema = `{"type": "object", "additionalProperties": false}`
 
 // ErrRequest: the request does not decode (bad task, ledger line,
 // checkpoint evidence or settings).
@@ -76,7 +59,7 @@ func New() Attributor { return Attributor{} }
 
 // Describe reports Name, Version and SettingsSchema.
 func (Attributor) Describe(_ context.Context, _ *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
-	resp.Name, resp.Version, resp.SettingsSchema = Name, Version, SettingsSchema
+	resp.Name, resp.Version, resp.SettingsSchema = Name, Version, plugin.MustJSONValue(SettingsSchema)
 	return nil
 }
 
@@ -153,44 +136,32 @@ func Attributions(resp *plugin.AttributeResponse) []attribute.Attribution {
 	return out
 }
 
-// Request builds the AttributeRequest of an episode (see the package doc
-// for the encoding); in.Evidence is not part of it (the plugin reads
-// states through the State service), in.Messages travel as the
-// trajectory's assistant messages. Errors: ErrRequest when in has no task
-// or result, or a value does not encode.
+// Request builds the AttributeRequest of an episode (see the package doc);
+// in.Evidence is not part of it (the plugin reads states through the State
+// service), in.Messages travel as the trajectory's assistant messages.
+// Errors: ErrRequest when in has no task or result, or a value does not
+// convert.
 func Request(episodeID string, in attribute.Input) (*plugin.AttributeRequest, error) {
 	if in.Task == nil || in.Result == nil {
 		return nil, fmt.Errorf("%w: task and result are required", ErrRequest)
 	}
-	tj, err := json.Marshal(in.Task)
+	pt, err := wire.Task(in.Task)
 	if err != nil {
 		return nil, fmt.Errorf("%w: task: %v", ErrRequest, err)
 	}
-	var ledger bytes.Buffer
-	enc := json.NewEncoder(&ledger)
+	req := &plugin.AttributeRequest{EpisodeId: episodeID, Task: pt, Modules: in.Modules}
 	for _, c := range in.Ledger {
-		if err := enc.Encode(c); err != nil {
-			return nil, fmt.Errorf("%w: ledger call %d: %v", ErrRequest, c.Index, err)
-		}
+		req.Ledger = append(req.Ledger, wire.VerifyLedgerCall(c))
 	}
-	req := &plugin.AttributeRequest{EpisodeId: episodeID, Task: string(tj), Ledger: ledger.String()}
 	for _, cp := range in.Result.Checkpoints {
-		checks := cp.Checks
-		if checks == nil {
-			checks = []verify.CheckResult{}
-		}
-		ev, err := json.Marshal(checks)
+		pc, err := wire.Checkpoint(cp)
 		if err != nil {
 			return nil, fmt.Errorf("%w: checkpoint %s: %v", ErrRequest, cp.Name, err)
 		}
-		req.Checkpoints = append(req.Checkpoints, &plugin.Checkpoint{Name: cp.Name, Score: cp.Score, Evidence: string(ev)})
+		req.Checkpoints = append(req.Checkpoints, pc)
 	}
-	if len(in.Reference.Calls) > 0 || len(in.Modules) > 0 {
-		s, err := json.Marshal(Settings{Reference: in.Reference, Modules: in.Modules})
-		if err != nil {
-			return nil, fmt.Errorf("%w: settings: %v", ErrRequest, err)
-		}
-		req.Settings = string(s)
+	for _, c := range in.Reference.Calls {
+		req.Reference = append(req.Reference, wire.ReferenceCall(c))
 	}
 	if len(in.Messages) > 0 {
 		tr := &plugin.Trajectory{}
@@ -204,53 +175,39 @@ func Request(episodeID string, in attribute.Input) (*plugin.AttributeRequest, er
 
 // Decode reads an AttributeRequest into an attribute.Input without
 // Evidence. Errors wrap ErrRequest and name the part that failed (task,
-// ledger line n, checkpoint name, settings).
+// settings).
 func Decode(req *plugin.AttributeRequest) (attribute.Input, error) {
 	var in attribute.Input
-	in.Task = new(task.Task)
-	if err := json.Unmarshal([]byte(req.GetTask()), in.Task); err != nil {
+	t, err := wire.FromTask(req.GetTask())
+	if err != nil || t == nil {
+		if err == nil {
+			err = errors.New("no task")
+		}
 		return in, fmt.Errorf("%w: task: %v", ErrRequest, err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(req.GetLedger()))
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var c verify.LedgerCall
-		if err := json.Unmarshal(line, &c); err != nil {
-			return in, fmt.Errorf("%w: ledger line %d: %v", ErrRequest, n, err)
-		}
-		in.Ledger = append(in.Ledger, c)
-	}
-	if err := sc.Err(); err != nil {
-		return in, fmt.Errorf("%w: ledger: %v", ErrRequest, err)
+	in.Task = t
+	for _, c := range req.GetLedger() {
+		in.Ledger = append(in.Ledger, wire.FromVerifyLedgerCall(c))
 	}
 	in.Result = &verify.Result{}
 	sum := 0.0
 	for _, cp := range req.GetCheckpoints() {
-		v := verify.Checkpoint{Name: cp.GetName(), Score: cp.GetScore()}
-		if cp.GetEvidence() != "" {
-			if err := json.Unmarshal([]byte(cp.GetEvidence()), &v.Checks); err != nil {
-				return in, fmt.Errorf("%w: checkpoint %s: evidence is not JSON of check results: %v", ErrRequest, cp.GetName(), err)
-			}
-		}
+		v := wire.FromCheckpoint(cp)
 		sum += v.Score
 		in.Result.Checkpoints = append(in.Result.Checkpoints, v)
 	}
 	if n := len(in.Result.Checkpoints); n > 0 {
 		in.Result.Score = sum / float64(n)
 	}
-	if s := strings.TrimSpace(req.GetSettings()); s != "" {
-		var st Settings
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&st); err != nil {
-			return in, fmt.Errorf("%w: settings: %v", ErrRequest, err)
+	if s := req.GetSettings(); s != nil {
+		if o := s.GetObjectValue(); o == nil || len(o.GetFields()) > 0 {
+			return in, fmt.Errorf("%w: settings: this attributor takes none, got %s", ErrRequest, plugin.SettingsJSON(s))
 		}
-		in.Reference, in.Modules = st.Reference, st.Modules
 	}
+	for _, c := range req.GetReference() {
+		in.Reference.Calls = append(in.Reference.Calls, wire.FromReferenceCall(c))
+	}
+	in.Modules = req.GetModules()
 	for _, m := range req.GetTrajectory().GetMessages() {
 		if m.GetRole() == plugin.RoleAssistant && m.GetContent() != "" {
 			in.Messages = append(in.Messages, m.GetContent())
@@ -288,9 +245,9 @@ func wrapState(err error) error {
 	var he *plugin.HostError
 	if errors.As(err, &he) {
 		switch {
-		case he.Kind == "unavailable":
+		case he.Kind == failure.Unavailable:
 			return &evidenceError{err, errors.ErrUnsupported}
-		case strings.Contains(strings.ToLower(he.Message), "no such version"):
+		case he.Kind == failure.NoSuchVersion || strings.Contains(strings.ToLower(he.Message), "no such version"):
 			return &evidenceError{err, verify.ErrNoVersion}
 		}
 	}
@@ -312,25 +269,22 @@ func (e *Evidence) Diff(ctx context.Context, from, to string) (*state.Changes, e
 	if err := e.state.Diff(ctx, &plugin.DiffRequest{EpisodeId: e.episode, From: from, To: to}, &resp); err != nil {
 		return nil, wrapState(err)
 	}
-	c := new(state.Changes)
-	if err := json.Unmarshal([]byte(resp.GetChangesJson()), c); err != nil {
-		return nil, fmt.Errorf("state diff %s -> %s: bad changes JSON: %w", from, to, err)
+	c := wire.FromChanges(resp.GetChanges())
+	if c == nil {
+		c = &state.Changes{Tables: []state.TableDiff{}}
 	}
 	return c, nil
 }
 
-// Query runs a read-only SQL statement on version; rows are decoded from
-// the response's JSON.
+// Query runs a read-only SQL statement on version (rows of typed values).
 func (e *Evidence) Query(ctx context.Context, version, sql string) ([]string, [][]any, error) {
 	var resp plugin.QueryResponse
 	if err := e.state.Query(ctx, &plugin.QueryRequest{EpisodeId: e.episode, Version: version, Sql: sql}, &resp); err != nil {
 		return nil, nil, wrapState(err)
 	}
-	var rows [][]any
-	if s := resp.GetRowsJson(); s != "" {
-		if err := json.Unmarshal([]byte(s), &rows); err != nil {
-			return nil, nil, fmt.Errorf("state query: bad rows JSON: %w", err)
-		}
+	rows := make([][]any, len(resp.GetRows()))
+	for i, r := range resp.GetRows() {
+		rows[i] = plugin.GoList(r)
 	}
 	return resp.GetColumns(), rows, nil
 }

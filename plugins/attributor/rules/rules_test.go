@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weft-dev/weft/plugins/internal/wire"
 	"reflect"
 	"strings"
 	"testing"
@@ -86,8 +87,14 @@ func stateService(t *testing.T, versions map[string]*state.Version, calls *[]str
 			if err != nil {
 				return err
 			}
-			b, _ := json.Marshal(rows.Values)
-			resp.Columns, resp.RowsJson = rows.Columns, string(b)
+			resp.Columns = rows.Columns
+			for _, r := range rows.Values {
+				l, err := plugin.ListOf(r)
+				if err != nil {
+					return err
+				}
+				resp.Rows = append(resp.Rows, l)
+			}
 			return nil
 		},
 		OnHash: func(_ context.Context, req *plugin.HashRequest, resp *plugin.HashResponse) error {
@@ -108,8 +115,8 @@ func stateService(t *testing.T, versions map[string]*state.Version, calls *[]str
 			if err != nil {
 				return err
 			}
-			j, err := json.Marshal(state.Diff(a, b))
-			resp.ChangesJson = string(j)
+			c, err := wire.Changes(state.Diff(a, b))
+			resp.Changes = c
 			return err
 		},
 	}
@@ -122,11 +129,11 @@ func TestRequestDecodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(req.Ledger, "\n"); got != 2 {
-		t.Errorf("ledger has %d lines, want 2", got)
+	if got := len(req.Ledger); got != 2 {
+		t.Errorf("ledger has %d calls, want 2", got)
 	}
-	if !strings.Contains(req.Settings, `"reference":{"calls":[`) {
-		t.Errorf("settings %s", req.Settings)
+	if len(req.Reference) != len(in.Reference.Calls) || len(req.Reference) == 0 || req.Settings != nil {
+		t.Errorf("reference %v, settings %v", req.Reference, req.Settings)
 	}
 	out, err := rules.Decode(req)
 	if err != nil {
@@ -138,10 +145,8 @@ func TestRequestDecodeRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", out, in)
 	}
 	for name, mut := range map[string]func(*plugin.AttributeRequest){
-		"task":     func(r *plugin.AttributeRequest) { r.Task = "{" },
-		"ledger":   func(r *plugin.AttributeRequest) { r.Ledger += "not json\n" },
-		"evidence": func(r *plugin.AttributeRequest) { r.Checkpoints[0].Evidence = `{"kind":1}` },
-		"settings": func(r *plugin.AttributeRequest) { r.Settings = `{"referense":{}}` },
+		"task":     func(r *plugin.AttributeRequest) { r.Task = nil },
+		"settings": func(r *plugin.AttributeRequest) { r.Settings = plugin.MustJSONValue(`{"referense":{}}`) },
 	} {
 		r, _ := rules.Request("ep1", in)
 		mut(r)
@@ -171,7 +176,7 @@ func TestPluginOverGRPC(t *testing.T) {
 	ctx := context.Background()
 
 	var d plugin.DescribeResponse
-	if err := ac.Describe(ctx, &plugin.DescribeRequest{}, &d); err != nil || d.Name != "rules" || d.SettingsSchema == "" {
+	if err := ac.Describe(ctx, &plugin.DescribeRequest{}, &d); err != nil || d.Name != "rules" || d.SettingsSchema == nil {
 		t.Fatalf("describe: %v %+v", err, &d)
 	}
 
@@ -244,7 +249,7 @@ func TestPluginOverGRPC(t *testing.T) {
 	}
 
 	// A bad request is the plugin's error.
-	req.Task = "{"
+	req.Task = nil
 	if err := ac.Attribute(ctx, host, req, new(plugin.AttributeResponse)); err == nil || !strings.Contains(err.Error(), "task") {
 		t.Errorf("bad request: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -191,7 +192,7 @@ func TestSettings(t *testing.T) {
 		E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"},
 	}
 	resp := &plugin.RunEpisodeResponse{}
-	if err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: `{"calls_in_think": "ignore"}`}, resp); err != nil {
+	if err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"calls_in_think": "ignore"}`)}, resp); err != nil {
 		t.Fatal(err)
 	}
 	if tr := resp.Trajectory; tr.FormatErrors != 1 || tr.ToolCalls != 0 || tr.Termination != "done" {
@@ -202,7 +203,7 @@ func TestSettings(t *testing.T) {
 		{`{"calls_in_think": "always"}`, `calls_in_think is "always"`},
 		{`"x"`, "cannot unmarshal string"},
 	} {
-		err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: c.settings}, &plugin.RunEpisodeResponse{})
+		err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: settingsValue(t, c.settings)}, &plugin.RunEpisodeResponse{})
 		if err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "hermes harness: settings: ") {
 			t.Errorf("settings %s: error %v, want %q", c.settings, err, c.err)
 		}
@@ -220,7 +221,7 @@ func TestDescribe(t *testing.T) {
 	if diff := cmp.Diff([]string{"format_feedback", "parallel_calls", "resume"}, d.Capabilities); diff != "" {
 		t.Error(diff)
 	}
-	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
+	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
 }
 
 func FuzzParse(f *testing.F) {
@@ -314,4 +315,16 @@ func TestRender(t *testing.T) {
 			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
 		}
 	}
+}
+
+func settingsValue(t *testing.T, s string) *plugin.Value {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	v, err := plugin.JSONValue([]byte(s))
+	if err != nil {
+		return &plugin.Value{Kind: &pluginpb.Value_StringValue{StringValue: s}}
+	}
+	return v
 }

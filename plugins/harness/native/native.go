@@ -127,7 +127,7 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 	resp.Version = Version
 	resp.Format = plugin.FormatNative
 	resp.Capabilities = []string{"parallel_calls", plugin.CapabilityResume, "skills", "tool_filter"}
-	resp.SettingsSchema = SettingsSchema
+	resp.SettingsSchema = plugin.MustJSONValue(SettingsSchema)
 	return nil
 }
 
@@ -136,7 +136,7 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 // settings, unreadable skills or an invalid history ("native harness:
 // history: ...").
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	c, err := resolve(req.GetSettings())
+	c, err := resolve(plugin.SettingsJSON(req.GetSettings()))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -130,7 +131,7 @@ func TestParse(t *testing.T) {
 func offered(t *testing.T, settings string) ([]string, error) {
 	model := &harnesstest.Model{Replies: []any{"ok"}}
 	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
-	err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: settings}, &plugin.RunEpisodeResponse{})
+	err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: settingsValue(t, settings)}, &plugin.RunEpisodeResponse{})
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func TestDeniedCall(t *testing.T) {
 	env := &harnesstest.Env{}
 	host := &harnesstest.Host{M: model, E: env, U: &harnesstest.User{Opening: "Cancel A1."}}
 	resp := &plugin.RunEpisodeResponse{}
-	req := &plugin.RunEpisodeRequest{Settings: `{"profile": "readonly", "deny": ["drop_*"]}`}
+	req := &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"profile": "readonly", "deny": ["drop_*"]}`)}
 	if err := New().RunEpisode(context.Background(), host, req, resp); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func system(t *testing.T, settings string) string {
 	t.Helper()
 	model := &harnesstest.Model{Replies: []any{"ok"}}
 	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
-	req := &plugin.RunEpisodeRequest{SystemPrompt: "Policy.", Settings: settings}
+	req := &plugin.RunEpisodeRequest{SystemPrompt: "Policy.", Settings: settingsValue(t, settings)}
 	if err := New().RunEpisode(context.Background(), host, req, &plugin.RunEpisodeResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestDescribe(t *testing.T) {
 	if diff := cmp.Diff([]string{"parallel_calls", "resume", "skills", "tool_filter"}, d.Capabilities); diff != "" {
 		t.Error(diff)
 	}
-	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
+	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
 }
 
 func FuzzParseSkill(f *testing.F) {
@@ -418,4 +419,16 @@ func TestResumeCallIDs(t *testing.T) {
 	if tr.Turns[0].Response.ToolCalls[0].Id != "fc_1" {
 		t.Errorf("the response was changed: %v", tr.Turns[0].Response)
 	}
+}
+
+func settingsValue(t *testing.T, s string) *plugin.Value {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	v, err := plugin.JSONValue([]byte(s))
+	if err != nil {
+		return &plugin.Value{Kind: &pluginpb.Value_StringValue{StringValue: s}}
+	}
+	return v
 }

@@ -63,7 +63,7 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 	resp.Version = Version
 	resp.Format = plugin.FormatReAct
 	resp.Capabilities = []string{"format_feedback", plugin.CapabilityResume}
-	resp.SettingsSchema = SettingsSchema
+	resp.SettingsSchema = plugin.MustJSONValue(SettingsSchema)
 	return nil
 }
 
@@ -71,7 +71,7 @@ func (harness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *
 // req.History when it is set. It returns an error only for invalid
 // settings or an invalid history ("react harness: history: ...").
 func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	s, err := ParseSettings(req.GetSettings())
+	s, err := ParseSettings(plugin.SettingsJSON(req.GetSettings()))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -177,7 +178,7 @@ func TestParse(t *testing.T) {
 func TestSettings(t *testing.T) {
 	model := &harnesstest.Model{Replies: []any{script.CallUnknown, "Action: {\"name\": \"say\", \"arguments\": {\"content\": \"bye\"}}"}}
 	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
-	req := &plugin.RunEpisodeRequest{Settings: `{"observation_prefix": "Observation: ", "respond_action": "say"}`}
+	req := &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"observation_prefix": "Observation: ", "respond_action": "say"}`)}
 	resp := &plugin.RunEpisodeResponse{}
 	if err := New().RunEpisode(context.Background(), host, req, resp); err != nil {
 		t.Fatal(err)
@@ -197,10 +198,10 @@ func TestSettings(t *testing.T) {
 		{`{"bogus": 1}`, `unknown field "bogus"`},
 		{`{"respond_action": ""}`, "respond_action must not be empty"},
 		{`[1]`, "cannot unmarshal"},
-		{`{} {}`, "trailing data"},
+		{`{} {}`, "cannot unmarshal string"}, // not JSON: v2 carries it as a string value, which is refused
 		{`{"observation_prefix": 3}`, "cannot unmarshal number"},
 	} {
-		err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: c.settings}, &plugin.RunEpisodeResponse{})
+		err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: settingsValue(t, c.settings)}, &plugin.RunEpisodeResponse{})
 		if err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "react harness: settings: ") {
 			t.Errorf("settings %s: error %v, want %q", c.settings, err, c.err)
 		}
@@ -218,9 +219,9 @@ func TestDescribe(t *testing.T) {
 	if diff := cmp.Diff([]string{"format_feedback", "resume"}, d.Capabilities); diff != "" {
 		t.Error(diff)
 	}
-	harnesstest.CheckSchema(t, d.SettingsSchema, Settings{}, DefaultSettings())
+	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
 	var v any
-	if err := json.Unmarshal([]byte(d.SettingsSchema), &v); err != nil {
+	if err := json.Unmarshal([]byte(plugin.SettingsJSON(d.SettingsSchema)), &v); err != nil || v == nil {
 		t.Error(err)
 	}
 }
@@ -289,4 +290,16 @@ func TestRender(t *testing.T) {
 			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
 		}
 	}
+}
+
+func settingsValue(t *testing.T, s string) *plugin.Value {
+	t.Helper()
+	if s == "" {
+		return nil
+	}
+	v, err := plugin.JSONValue([]byte(s))
+	if err != nil {
+		return &plugin.Value{Kind: &pluginpb.Value_StringValue{StringValue: s}}
+	}
+	return v
 }

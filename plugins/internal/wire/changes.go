@@ -2,20 +2,21 @@ package wire
 
 import (
 	"fmt"
+	"github.com/weft-dev/weft/sdk/plugin"
 
 	"github.com/weft-dev/weft/core/state"
 	pb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 func values(xs []any) ([]*pb.Value, error) {
-	l, err := List(xs)
+	l, err := plugin.ListOf(xs)
 	if err != nil {
 		return nil, err
 	}
 	return l.Values, nil
 }
 
-func fromValues(vs []*pb.Value) []any { return FromList(&pb.ValueList{Values: vs}) }
+func fromValues(vs []*pb.Value) []any { return plugin.GoList(&pb.ValueList{Values: vs}) }
 
 // Changes converts row-level changes (nil for nil). Errors: a value with
 // no protocol form.
@@ -49,11 +50,11 @@ func Changes(c *state.Changes) (*pb.Changes, error) {
 			}
 			prc := &pb.RowChange{Key: k}
 			for _, cc := range rc.Columns {
-				o, err := Value(cc.Old)
+				o, err := plugin.ValueOf(cc.Old)
 				if err != nil {
 					return nil, fmt.Errorf("table %s column %s: %w", td.Table, cc.Column, err)
 				}
-				n, err := Value(cc.New)
+				n, err := plugin.ValueOf(cc.New)
 				if err != nil {
 					return nil, fmt.Errorf("table %s column %s: %w", td.Table, cc.Column, err)
 				}
@@ -83,7 +84,7 @@ func FromChanges(p *pb.Changes) *state.Changes {
 		for _, rc := range t.GetChanged() {
 			c := state.RowChange{Key: fromValues(rc.GetKey())}
 			for _, cc := range rc.GetColumns() {
-				c.Columns = append(c.Columns, state.ColumnChange{Column: cc.GetColumn(), Old: FromValue(cc.GetOld()), New: FromValue(cc.GetNew())})
+				c.Columns = append(c.Columns, state.ColumnChange{Column: cc.GetColumn(), Old: plugin.GoValue(cc.GetOld()), New: plugin.GoValue(cc.GetNew())})
 			}
 			td.Changed = append(td.Changed, c)
 		}

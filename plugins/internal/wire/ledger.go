@@ -2,9 +2,11 @@ package wire
 
 import (
 	"fmt"
+	"github.com/weft-dev/weft/sdk/plugin"
 	"strings"
 	"time"
 
+	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/megamcp"
@@ -12,30 +14,14 @@ import (
 	pb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
-// Failure converts a component and kind to the protocol's Failure (enum
-// values named after the vocabulary; an unknown kind is UNSPECIFIED with
-// the kind kept in the message).
+// Failure converts a component and kind (plugin.NewFailure).
 func Failure(c failure.Component, k failure.Kind, msg string) *pb.Failure {
-	f := &pb.Failure{Message: msg}
-	f.Component = pb.Component(pb.Component_value["COMPONENT_"+strings.ToUpper(string(c))])
-	if v, ok := pb.FailureKind_value["FAILURE_KIND_"+strings.ToUpper(string(k))]; ok {
-		f.Kind = pb.FailureKind(v)
-	} else if k != "" {
-		f.Message = string(k) + ": " + msg
-	}
-	return f
+	return plugin.NewFailure(c, k, msg)
 }
 
-// FromFailure converts back ("" for unspecified values).
+// FromFailure converts back (plugin.FailureParts and the message).
 func FromFailure(f *pb.Failure) (failure.Component, failure.Kind, string) {
-	var c failure.Component
-	var k failure.Kind
-	if f.GetComponent() != pb.Component_COMPONENT_UNSPECIFIED {
-		c = failure.Component(strings.ToLower(strings.TrimPrefix(f.GetComponent().String(), "COMPONENT_")))
-	}
-	if f.GetKind() != pb.FailureKind_FAILURE_KIND_UNSPECIFIED {
-		k = failure.Kind(strings.ToLower(strings.TrimPrefix(f.GetKind().String(), "FAILURE_KIND_")))
-	}
+	c, k := plugin.FailureParts(f)
 	return c, k, f.GetMessage()
 }
 
@@ -74,7 +60,7 @@ func LedgerCall(r megamcp.Record) (*pb.LedgerCall, error) {
 			}
 			res.Content = append(res.Content, pc)
 		}
-		sc, err := JSON(r.Result.StructuredContent)
+		sc, err := plugin.JSONValue(r.Result.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("wire: ledger record %d: structured content: %w", r.Index, err)
 		}
@@ -116,7 +102,7 @@ func FromLedgerCall(p *pb.LedgerCall) (megamcp.Record, error) {
 			}
 			mr.Content = append(mr.Content, mc)
 		}
-		sc, err := ToJSON(res.GetStructuredContent())
+		sc, err := plugin.ValueJSON(res.GetStructuredContent())
 		if err != nil {
 			return r, err
 		}
@@ -145,6 +131,64 @@ func FromCheckpoint(p *pb.Checkpoint) verify.Checkpoint {
 	out := verify.Checkpoint{Name: p.GetName(), Score: p.GetScore(), Checks: []verify.CheckResult{}}
 	for _, r := range p.GetChecks() {
 		out.Checks = append(out.Checks, verify.CheckResult{Kind: FromCheckKind(r.GetKind()), Passed: r.GetPassed(), Evidence: r.GetEvidence(), Missing: r.GetMissing()})
+	}
+	return out
+}
+
+// VerifyLedgerCall converts the verifier's view of a ledger call (kind
+// call; Output as one text content item; ErrorKind as the error's kind).
+func VerifyLedgerCall(c verify.LedgerCall) *pb.LedgerCall {
+	out := &pb.LedgerCall{Index: c.Index, Kind: pb.LedgerRecordKind_LEDGER_RECORD_KIND_CALL, Tool: c.Tool,
+		Arguments: string(c.Arguments), RowsChanged: int64(c.RowsChanged)}
+	if c.ErrorKind != "" {
+		comp := failure.MegaMCP
+		if c.ErrorKind.InModule() || c.ErrorKind == failure.InvalidArguments || c.ErrorKind == failure.UnknownTool {
+			comp = failure.Module
+		}
+		out.Error = Failure(comp, c.ErrorKind, "")
+	}
+	out.Result = &pb.ToolCallResult{IsError: c.IsError}
+	if c.Output != "" {
+		out.Result.Content = []*pb.Content{{Type: "text", Text: c.Output}}
+	}
+	return out
+}
+
+// FromVerifyLedgerCall converts back: Output is the text content joined by
+// newlines.
+func FromVerifyLedgerCall(p *pb.LedgerCall) verify.LedgerCall {
+	out := verify.LedgerCall{Index: p.GetIndex(), Tool: p.GetTool(), RowsChanged: int(p.GetRowsChanged())}
+	if p.GetArguments() != "" {
+		out.Arguments = []byte(p.GetArguments())
+	}
+	if e := p.GetError(); e != nil {
+		_, out.ErrorKind, _ = FromFailure(e)
+	}
+	out.IsError = p.GetResult().GetIsError()
+	var texts []string
+	for _, c := range p.GetResult().GetContent() {
+		if c.GetType() == "text" {
+			texts = append(texts, c.GetText())
+		}
+	}
+	out.Output = strings.Join(texts, "\n")
+	return out
+}
+
+// ReferenceCall converts one call of the reference replay.
+func ReferenceCall(c attribute.ReferenceCall) *pb.ReferenceReplayCall {
+	out := &pb.ReferenceReplayCall{Atomic: c.Atomic, Index: int32(c.Index), Tool: c.Tool, IsError: c.IsError, Output: c.Output, RowsChanged: int64(c.RowsChanged)}
+	if c.ErrorKind != "" {
+		out.Error = Failure(failure.Module, c.ErrorKind, "")
+	}
+	return out
+}
+
+// FromReferenceCall converts back.
+func FromReferenceCall(p *pb.ReferenceReplayCall) attribute.ReferenceCall {
+	out := attribute.ReferenceCall{Atomic: p.GetAtomic(), Index: int(p.GetIndex()), Tool: p.GetTool(), IsError: p.GetIsError(), Output: p.GetOutput(), RowsChanged: int(p.GetRowsChanged())}
+	if p.GetError() != nil {
+		_, out.ErrorKind, _ = FromFailure(p.GetError())
 	}
 	return out
 }

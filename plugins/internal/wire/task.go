@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/weft-dev/weft/sdk/plugin"
 	"strings"
 
 	"github.com/weft-dev/weft/core/task"
@@ -54,14 +55,14 @@ func Task(t *task.Task) (*pb.Task, error) {
 		return nil, fmt.Errorf("task %s: %w", t.ID, err)
 	}
 	if t.Meta != nil {
-		if out.Meta, err = Value(map[string]any(t.Meta)); err != nil {
+		if out.Meta, err = plugin.ValueOf(map[string]any(t.Meta)); err != nil {
 			return nil, fmt.Errorf("task %s: meta: %w", t.ID, err)
 		}
 	}
 	for _, a := range t.Atomic {
 		pa := &pb.AtomicTask{Id: a.ID, Request: a.Request, Bindings: a.Bindings, After: append([]string(nil), a.After...), Rubric: rubric(a.Rubric)}
 		for i, c := range a.Reference {
-			args, err := JSON(c.Arguments)
+			args, err := plugin.JSONValue(c.Arguments)
 			if err != nil {
 				return nil, fmt.Errorf("task %s atomic %s reference %d: %w", t.ID, a.ID, i, err)
 			}
@@ -110,11 +111,11 @@ func Check(c task.Check) (*pb.Check, error) {
 		return nil, err
 	}
 	out := &pb.Check{Kind: k, Sql: c.SQL, Tool: c.Tool, Compare: names(c.Compare), Text: c.Text, Note: c.Note}
-	if out.Arguments, err = JSON(c.Arguments); err != nil {
+	if out.Arguments, err = plugin.JSONValue(c.Arguments); err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
 	if len(c.Expect) > 0 {
-		ev, err := JSON(c.Expect)
+		ev, err := plugin.JSONValue(c.Expect)
 		if err != nil {
 			return nil, fmt.Errorf("expect: %w", err)
 		}
@@ -138,7 +139,7 @@ func Check(c task.Check) (*pb.Check, error) {
 func FromCheck(c *pb.Check) (task.Check, error) {
 	out := task.Check{Kind: FromCheckKind(c.GetKind()), SQL: c.GetSql(), Tool: c.GetTool(), Compare: fromNames(c.GetCompare()), Text: c.GetText(), Note: c.GetNote()}
 	var err error
-	if out.Arguments, err = ToJSON(c.GetArguments()); err != nil {
+	if out.Arguments, err = plugin.ValueJSON(c.GetArguments()); err != nil {
 		return out, err
 	}
 	if c.GetHasExpect() {
@@ -146,7 +147,7 @@ func FromCheck(c *pb.Check) (task.Check, error) {
 		for _, r := range c.GetExpect() {
 			rows.Values = append(rows.Values, &pb.Value{Kind: &pb.Value_ListValue{ListValue: r}})
 		}
-		if out.Expect, err = ToJSON(&pb.Value{Kind: &pb.Value_ListValue{ListValue: rows}}); err != nil {
+		if out.Expect, err = plugin.ValueJSON(&pb.Value{Kind: &pb.Value_ListValue{ListValue: rows}}); err != nil {
 			return out, err
 		}
 	}
@@ -164,13 +165,13 @@ func FromTask(p *pb.Task) (*task.Task, error) {
 	if t.Checks, err = fromChecks(p.GetChecks()); err != nil {
 		return nil, err
 	}
-	if m, ok := FromValue(p.GetMeta()).(map[string]any); ok {
+	if m, ok := plugin.GoValue(p.GetMeta()).(map[string]any); ok {
 		t.Meta = m
 	}
 	for _, a := range p.GetAtomic() {
 		ta := task.Atomic{ID: a.GetId(), Request: a.GetRequest(), Bindings: a.GetBindings(), After: append([]string(nil), a.GetAfter()...), Rubric: fromRubric(a.GetRubric())}
 		for _, c := range a.GetReference() {
-			args, err := ToJSON(c.GetArguments())
+			args, err := plugin.ValueJSON(c.GetArguments())
 			if err != nil {
 				return nil, err
 			}

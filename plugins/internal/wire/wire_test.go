@@ -15,44 +15,6 @@ import (
 	"github.com/weft-dev/weft/sdk/failure"
 )
 
-func TestValueRoundTrip(t *testing.T) {
-	in := map[string]any{"id": int64(9007199254740993), "f": 1.5, "s": "x", "b": []byte{0, 1}, "n": nil, "t": true,
-		"l": []any{int64(1), "a", map[string]any{"k": false}}}
-	v, err := Value(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(any(in), FromValue(v)); d != "" {
-		t.Errorf("round trip (-in +out):\n%s", d)
-	}
-	if _, err := Value(struct{}{}); err == nil {
-		t.Error("Value(struct{}{}) = nil error, want an error")
-	}
-}
-
-func TestJSONRoundTrip(t *testing.T) {
-	v, err := JSON([]byte(`{"b": [1, 2.5, "x", null, true], "a": 9007199254740993}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ToJSON(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"a":9007199254740993,"b":[1,2.5,"x",null,true]}`; string(got) != want {
-		t.Errorf("ToJSON = %s, want %s", got, want)
-	}
-	if v, err := JSON(nil); v != nil || err != nil {
-		t.Errorf("JSON(nil) = %v, %v; want nil, nil", v, err)
-	}
-	if _, err := JSON([]byte(`{"a":`)); err == nil {
-		t.Error("JSON of truncated text: nil error")
-	}
-	if _, err := JSON([]byte(`1 2`)); err == nil {
-		t.Error("JSON of two values: nil error")
-	}
-}
-
 func TestTaskRoundTrip(t *testing.T) {
 	in := &task.Task{ID: "12", Source: "tau2-retail:12", Modules: []string{"retail"}, InitialVersion: "v1",
 		Brief: "cancel it", Identity: "I am Yusuf.",
@@ -167,5 +129,18 @@ func TestFailureRoundTrip(t *testing.T) {
 	}
 	if _, k, msg := FromFailure(Failure(failure.Env, "weird", "m")); k != "" || msg != "weird: m" {
 		t.Errorf("unknown kind: got %q %q", k, msg)
+	}
+}
+
+func TestVerifyLedgerCallRoundTrip(t *testing.T) {
+	for _, c := range []verify.LedgerCall{
+		{Index: 3, Tool: "cancel", Arguments: json.RawMessage(`{"order_id":"#W1"}`), Output: "done", RowsChanged: 2},
+		{Index: 4, Tool: "get", Arguments: json.RawMessage(`{}`), IsError: true, Output: "no such order"},
+		{Index: 5, Tool: "get", ErrorKind: failure.Trap, IsError: true, Output: "module failed"},
+		{Index: 6, Tool: "x", ErrorKind: failure.InvalidArguments},
+	} {
+		if d := cmp.Diff(c, FromVerifyLedgerCall(VerifyLedgerCall(c))); d != "" {
+			t.Errorf("call %d round trip (-in +out):\n%s", c.Index, d)
+		}
 	}
 }

@@ -5,17 +5,17 @@
 package exec
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
+	"github.com/weft-dev/weft/plugins/internal/wire"
 	"github.com/weft-dev/weft/plugins/verifier"
+	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/plugin"
 )
 
@@ -25,15 +25,14 @@ const Name = "exec"
 // Version is the plugin's version (DescribeResponse.Version).
 const Version = "1"
 
-// Failure kinds the plugin reports in VerifyResponse.Failure (never a
-// score).
+// Failures the plugin reports in VerifyResponse.Failure (never a score):
+// the host's State service failed or lacked a version (component state,
+// the service's kind: an infrastructure failure the host may retry), or
+// the task or ledger cannot be verified as written (component verifier,
+// kind bad_request: verify.ErrBadTask).
 const (
-	// FailureEvidence: the host's State service failed or lacked a
-	// version (an infrastructure failure; the host may retry).
-	FailureEvidence = "verifier_evidence"
-	// FailureBadRequest: the task or ledger does not decode, or the task
-	// cannot be verified as written (verify.ErrBadTask).
-	FailureBadRequest = "bad_request"
+	FailureEvidence   = failure.State
+	FailureBadRequest = failure.BadRequest
 )
 
 // Verifier is the "exec" verifier; the zero value is ready. It implements
@@ -48,68 +47,51 @@ func (Verifier) Describe(_ context.Context, _ *plugin.DescribeRequest, resp *plu
 	return nil
 }
 
-// Verify decodes req.Task (weft task JSON), req.Ledger (JSON lines of
-// verify.LedgerCall) and req.Trajectory.Messages, runs verify.Verify with
-// host.State() as the evidence (no rubric judge) and fills
-// resp.Checkpoints (K = len(task.Atomic)+1: name, r_k, evidence = JSON of
-// the checkpoint's []verify.CheckResult) and resp.Score = R. A decode
-// error or an unverifiable task sets resp.Failure{Kind:
-// FailureBadRequest}; an evidence error sets resp.Failure{Kind:
-// FailureEvidence}; either way no checkpoint or score is set and the
-// method returns nil.
+// Verify converts req.Task, req.Ledger and req.Trajectory.Messages
+// (plugins/internal/wire), runs verify.Verify with host.State() as the
+// evidence (no rubric judge) and fills resp.Checkpoints (K =
+// len(task.Atomic)+1: name, r_k and the checks' results) and resp.Score =
+// R. A task that does not convert or cannot be verified sets
+// resp.Failure{verifier, bad_request}; an evidence error sets
+// resp.Failure{state, <its kind>}; either way no checkpoint or score is set
+// and the method returns nil.
 func (Verifier) Verify(ctx context.Context, host plugin.Host, req *plugin.VerifyRequest, resp *plugin.VerifyResponse) error {
-	fail := func(kind string, err error) error {
+	fail := func(c failure.Component, k failure.Kind, err error) error {
 		resp.Checkpoints, resp.Score = nil, 0
-		resp.Failure = &plugin.Failure{Kind: kind, Message: err.Error()}
+		resp.Failure = plugin.NewFailure(c, k, err.Error())
 		return nil
 	}
-	var tk task.Task
-	if err := json.Unmarshal([]byte(req.GetTask()), &tk); err != nil {
-		return fail(FailureBadRequest, fmt.Errorf("task: %w", err))
+	tk, err := wire.FromTask(req.GetTask())
+	if err != nil || tk == nil {
+		if err == nil {
+			err = errors.New("no task")
+		}
+		return fail(failure.Verifier, FailureBadRequest, fmt.Errorf("task: %w", err))
 	}
-	ledger, err := ParseLedger(req.GetLedger())
-	if err != nil {
-		return fail(FailureBadRequest, err)
+	ledger := make([]verify.LedgerCall, len(req.GetLedger()))
+	for i, c := range req.GetLedger() {
+		ledger[i] = wire.FromVerifyLedgerCall(c)
 	}
-	in := verify.Input{Task: &tk, Ledger: ledger, Messages: Messages(req.GetTrajectory())}
-	res, err := verify.Verify(ctx, in, verifier.RemoteEvidence(host.State()))
+	res, err := verify.Verify(ctx, verify.Input{Task: tk, Ledger: ledger, Messages: Messages(req.GetTrajectory())}, verifier.RemoteEvidence(host.State()))
 	if err != nil {
 		if errors.Is(err, verify.ErrBadTask) {
-			return fail(FailureBadRequest, err)
+			return fail(failure.Verifier, FailureBadRequest, err)
 		}
-		return fail(FailureEvidence, err)
+		k := failure.Of(err)
+		if errors.Is(err, verify.ErrNoVersion) {
+			k = failure.NoSuchVersion
+		}
+		return fail(FailureEvidence, k, err)
 	}
 	for _, cp := range res.Checkpoints {
-		ev, err := json.Marshal(cp.Checks)
+		pc, err := wire.Checkpoint(cp)
 		if err != nil {
 			return fmt.Errorf("encode checkpoint %s: %w", cp.Name, err)
 		}
-		resp.Checkpoints = append(resp.Checkpoints, &plugin.Checkpoint{Name: cp.Name, Score: cp.Score, Evidence: string(ev)})
+		resp.Checkpoints = append(resp.Checkpoints, pc)
 	}
 	resp.Score = res.Score
 	return nil
-}
-
-// ParseLedger reads JSON lines of verify.LedgerCall (blank lines skipped).
-func ParseLedger(text string) ([]verify.LedgerCall, error) {
-	var out []verify.LedgerCall
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var lc verify.LedgerCall
-		if err := json.Unmarshal([]byte(line), &lc); err != nil {
-			return nil, fmt.Errorf("ledger line %d: %w", n, err)
-		}
-		out = append(out, lc)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return out, nil
 }
 
 // Messages converts the canonical messages of a trajectory to
@@ -126,56 +108,55 @@ func Messages(tr *plugin.Trajectory) []verify.Message {
 	return out
 }
 
-// Request builds the VerifyRequest the host sends the plugin: the task as
-// JSON, the ledger as JSON lines and the trajectory (shared, not copied).
-// EpisodeId and HostBrokerId are left for the SDK client to fill; Diff is
-// left empty (the plugin reads diffs through the State service).
-func Request(t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory) (*plugin.VerifyRequest, error) {
+// Request builds the VerifyRequest the host sends a verifier plugin: the
+// task, the ledger and the trajectory (shared, not copied) as v2 messages,
+// and diff, the changes initial -> final (nil = not sent). EpisodeId and
+// Host are left for the SDK client to fill.
+func Request(t *task.Task, ledger []verify.LedgerCall, tr *plugin.Trajectory, diff *state.Changes) (*plugin.VerifyRequest, error) {
 	if t == nil {
 		return nil, errors.New("exec.Request: nil task")
 	}
-	tb, err := json.Marshal(t)
+	pt, err := wire.Task(t)
 	if err != nil {
 		return nil, fmt.Errorf("encode task %s: %w", t.ID, err)
 	}
-	var lb strings.Builder
-	for _, lc := range ledger {
-		b, err := json.Marshal(lc)
-		if err != nil {
-			return nil, fmt.Errorf("encode ledger call %d: %w", lc.Index, err)
-		}
-		lb.Write(b)
-		lb.WriteByte('\n')
+	pd, err := wire.Changes(diff)
+	if err != nil {
+		return nil, fmt.Errorf("encode diff of task %s: %w", t.ID, err)
 	}
-	return &plugin.VerifyRequest{Task: string(tb), Ledger: lb.String(), Trajectory: tr}, nil
+	req := &plugin.VerifyRequest{Task: pt, Trajectory: tr, Diff: pd}
+	for _, lc := range ledger {
+		req.Ledger = append(req.Ledger, wire.VerifyLedgerCall(lc))
+	}
+	return req, nil
 }
 
 // FailureError is the error Decode returns for a response carrying a
-// Failure: the plugin could not score the episode (Kind FailureEvidence is
-// an infrastructure failure, FailureBadRequest a bad task or request).
+// Failure: the plugin could not score the episode.
 type FailureError struct {
-	Kind, Message string
+	Component failure.Component
+	Kind      failure.Kind
+	Message   string
 }
 
 func (e *FailureError) Error() string {
-	return "verifier failure (" + e.Kind + "): " + e.Message
+	return "verifier failure (" + failure.Code("", e.Component, e.Kind) + "): " + e.Message
 }
+
+// FailureKind returns e.Kind.
+func (e *FailureError) FailureKind() failure.Kind { return e.Kind }
 
 // Decode reads a VerifyResponse back into a verify.Result (checkpoints with
 // their CheckResults, Score = resp.Score; no rubric). Errors: a
-// *FailureError when resp.Failure is set, or a checkpoint evidence that is
-// not JSON of []verify.CheckResult.
+// *FailureError when resp.Failure is set.
 func Decode(resp *plugin.VerifyResponse) (*verify.Result, error) {
 	if f := resp.GetFailure(); f != nil {
-		return nil, &FailureError{Kind: f.GetKind(), Message: f.GetMessage()}
+		c, k := plugin.FailureParts(f)
+		return nil, &FailureError{Component: c, Kind: k, Message: f.GetMessage()}
 	}
 	res := &verify.Result{Score: resp.GetScore()}
 	for _, cp := range resp.GetCheckpoints() {
-		c := verify.Checkpoint{Name: cp.GetName(), Score: cp.GetScore()}
-		if err := json.Unmarshal([]byte(cp.GetEvidence()), &c.Checks); err != nil {
-			return nil, fmt.Errorf("checkpoint %s evidence: %w", cp.GetName(), err)
-		}
-		res.Checkpoints = append(res.Checkpoints, c)
+		res.Checkpoints = append(res.Checkpoints, wire.FromCheckpoint(cp))
 	}
 	return res, nil
 }

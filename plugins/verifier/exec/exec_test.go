@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/weft-dev/weft/plugins/internal/wire"
+	"github.com/weft-dev/weft/sdk/failure"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,7 +112,7 @@ func ledger() []verify.LedgerCall {
 // host's State service over ev.
 func runPlugin(t *testing.T, conn *plugintest.Conn, tk *task.Task, ev verify.Evidence) *plugin.VerifyResponse {
 	t.Helper()
-	req, err := exec.Request(tk, ledger(), trajectory())
+	req, err := exec.Request(tk, ledger(), trajectory(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,21 +200,21 @@ func TestPluginFailures(t *testing.T) {
 		name  string
 		state plugin.State
 		req   func() *plugin.VerifyRequest
-		kind  string
+		comp  failure.Component
+		kind  failure.Kind
 	}{
-		{"missing version", verifier.EvidenceState(verify.NewStateEvidence(noRef)), nil, exec.FailureEvidence},
-		{"state unavailable", plugin.StateFuncs{}, nil, exec.FailureEvidence},
-		{"query only state", plugin.StateFunc(func(context.Context, *plugin.QueryRequest, *plugin.QueryResponse) error { return nil }), nil, exec.FailureEvidence},
-		{"bad task json", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest { return &plugin.VerifyRequest{Task: "{"} }, exec.FailureBadRequest},
-		{"bad ledger", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest {
-			r, _ := exec.Request(testTask(), nil, nil)
-			r.Ledger = "{\"index\":0}\nnot json\n"
+		{"missing version", verifier.EvidenceState(verify.NewStateEvidence(noRef)), nil, exec.FailureEvidence, failure.NoSuchVersion},
+		{"state unavailable", plugin.StateFuncs{}, nil, exec.FailureEvidence, failure.Unavailable},
+		{"query only state", plugin.StateFunc(func(context.Context, *plugin.QueryRequest, *plugin.QueryResponse) error { return nil }), nil, exec.FailureEvidence, failure.Unavailable},
+		{"no task", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest { return &plugin.VerifyRequest{} }, failure.Verifier, exec.FailureBadRequest},
+		{"unspecified check", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest {
+			r, _ := exec.Request(testTask(), nil, nil, nil)
+			r.Task.Checks = append(r.Task.Checks, &plugin.Check{})
 			return r
-		}, exec.FailureBadRequest},
-		{"unknown check", verifier.EvidenceState(f.evidence(t)), func() *plugin.VerifyRequest { r, _ := exec.Request(unknown, nil, nil); return r }, exec.FailureBadRequest},
+		}, failure.Verifier, exec.FailureBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := exec.Request(testTask(), ledger(), trajectory())
+			req, _ := exec.Request(testTask(), ledger(), trajectory(), nil)
 			if tc.req != nil {
 				req = tc.req()
 			}
@@ -219,15 +222,15 @@ func TestPluginFailures(t *testing.T) {
 			if err := conn.Verifier(t).Verify(context.Background(), plugin.HostSet{StateService: tc.state}, req, &resp); err != nil {
 				t.Fatal(err)
 			}
-			if resp.GetFailure().GetKind() != tc.kind || resp.GetFailure().GetMessage() == "" {
-				t.Errorf("failure = %v, want kind %s", resp.GetFailure(), tc.kind)
+			if c, k := plugin.FailureParts(resp.GetFailure()); c != tc.comp || k != tc.kind || resp.GetFailure().GetMessage() == "" {
+				t.Errorf("failure = %v, want %s/%s", resp.GetFailure(), tc.comp, tc.kind)
 			}
 			if resp.GetScore() != 0 || len(resp.GetCheckpoints()) != 0 {
 				t.Errorf("a failure carries a score: %v", &resp)
 			}
 			res, err := exec.Decode(&resp)
 			var fe *exec.FailureError
-			if !errors.As(err, &fe) || fe.Kind != tc.kind || res != nil {
+			if !errors.As(err, &fe) || fe.Component != tc.comp || fe.Kind != tc.kind || res != nil {
 				t.Errorf("Decode = %v, %v; want FailureError %s", res, err, tc.kind)
 			}
 		})
@@ -235,24 +238,23 @@ func TestPluginFailures(t *testing.T) {
 }
 
 func TestRequestAndDescribe(t *testing.T) {
-	req, err := exec.Request(testTask(), ledger(), trajectory())
+	req, err := exec.Request(testTask(), ledger(), trajectory(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tk task.Task
-	if err := json.Unmarshal([]byte(req.GetTask()), &tk); err != nil {
+	tk, err := wire.FromTask(req.GetTask())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(testTask(), &tk); d != "" {
+	if d := cmp.Diff(testTask(), tk); d != "" {
 		t.Errorf("task round trip (-want +got):\n%s", d)
 	}
-	wantLedger := `{"index":0,"tool":"cancel_order","arguments":{"order_id":9007199254740993},"rows_changed":1}` + "\n"
-	if req.GetLedger() != wantLedger {
-		t.Errorf("ledger = %q, want %q", req.GetLedger(), wantLedger)
+	if n := len(req.GetLedger()); n != 1 || req.GetLedger()[0].GetArguments() != `{"order_id":9007199254740993}` {
+		t.Errorf("ledger = %v, want one call with the arguments verbatim", req.GetLedger())
 	}
-	lc, err := exec.ParseLedger(req.GetLedger())
-	if err != nil {
-		t.Fatal(err)
+	var lc []verify.LedgerCall
+	for _, c := range req.GetLedger() {
+		lc = append(lc, wire.FromVerifyLedgerCall(c))
 	}
 	if d := cmp.Diff(ledger(), lc); d != "" {
 		t.Errorf("ledger round trip (-want +got):\n%s", d)
@@ -260,7 +262,7 @@ func TestRequestAndDescribe(t *testing.T) {
 	if d := cmp.Diff(trajectory(), req.GetTrajectory(), protocmp.Transform()); d != "" {
 		t.Errorf("trajectory (-want +got):\n%s", d)
 	}
-	if _, err := exec.Request(nil, nil, nil); err == nil {
+	if _, err := exec.Request(nil, nil, nil, nil); err == nil {
 		t.Error("Request(nil task) succeeded")
 	}
 
@@ -274,9 +276,16 @@ func TestRequestAndDescribe(t *testing.T) {
 	}
 }
 
-func TestDecodeBadEvidence(t *testing.T) {
-	_, err := exec.Decode(&plugin.VerifyResponse{Checkpoints: []*plugin.Checkpoint{{Name: "a", Evidence: "not json"}}})
-	if err == nil {
-		t.Error("Decode accepted evidence that is not JSON")
+func TestDecodeTypedCheckpoints(t *testing.T) {
+	res, err := exec.Decode(&plugin.VerifyResponse{Score: 0.5, Checkpoints: []*plugin.Checkpoint{
+		{Name: "a", Score: 0, Checks: []*plugin.CheckResult{{Kind: pluginpb.CheckKind_CHECK_KIND_CHANGED_ROWS, Evidence: "missing", Missing: []string{"t[1].c=2"}}}},
+		{Name: "overall", Score: 1},
+	}})
+	want := &verify.Result{Score: 0.5, Checkpoints: []verify.Checkpoint{
+		{Name: "a", Checks: []verify.CheckResult{{Kind: task.CheckChangedRows, Evidence: "missing", Missing: []string{"t[1].c=2"}}}},
+		{Name: "overall", Score: 1, Checks: []verify.CheckResult{}},
+	}}
+	if d := cmp.Diff(want, res); err != nil || d != "" {
+		t.Errorf("Decode: %v (-want +got):\n%s", err, d)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-dev/weft/sdk/plugin"
+	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
 )
 
 // Bounds of the scripted episodes.
@@ -57,8 +58,8 @@ func (r *runner) skipReason(name string) string {
 	if !knownFormat(r.format()) && r.opts.Model == nil {
 		return customNote + " (format " + r.format().String() + ")"
 	}
-	if name == CheckSettings && r.desc.SettingsSchema == "" {
-		return `settings_schema is "" (the harness accepts any settings): nothing to check`
+	if name == CheckSettings && r.desc.SettingsSchema == nil {
+		return `settings_schema is absent (the harness accepts any settings): nothing to check`
 	}
 	if name == CheckResume && !slices.Contains(r.desc.Capabilities, plugin.CapabilityResume) {
 		return `the harness does not declare the "resume" capability (RunEpisodeRequest.history)`
@@ -86,11 +87,8 @@ func (r *runner) describe(ctx context.Context) Check {
 		// Not a fault of the harness: the episode checks are skipped.
 		note = "; " + customNote
 	}
-	if s := resp.SettingsSchema; s != "" {
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(s), &obj); err != nil {
-			p.add("settings_schema is not a JSON object: %v", err)
-		}
+	if s := resp.SettingsSchema; s != nil && s.GetObjectValue() == nil {
+		p.add("settings_schema is not a JSON object")
 	}
 	return p.check(CheckDescribe, fmt.Sprintf("%s %s, format %s, %d capabilities%s", resp.Name, resp.Version, resp.Format, len(resp.Capabilities), note))
 }
@@ -130,7 +128,7 @@ func (r *runner) newEpisode(id string, mk func(marker string) script) *episode {
 			SystemPrompt: systemPromptMarker,
 			Limits:       &plugin.Limits{},
 			Sampling:     &plugin.Sampling{},
-			Settings:     r.opts.Settings,
+			Settings:     settingsValue(r.opts.Settings),
 			Seed:         7,
 		},
 	}
@@ -584,8 +582,9 @@ func failed(p *problems, ep *episode, service string, minTurns int) string {
 	switch {
 	case f == nil:
 		p.add("no Failure set after the %s service failed", service)
-	case !strings.HasPrefix(f.Kind, service+"_"):
-		p.add("failure kind %q, want %q (plugin.FailureFromError)", f.Kind, service+"_...")
+	case func() bool { c, _ := plugin.FailureParts(f); return string(c) != service }():
+		c, k := plugin.FailureParts(f)
+		p.add("failure %s/%s, want component %q (plugin.FailureFromError)", c, k, service)
 	}
 	tr := ep.resp.Trajectory
 	if tr.Termination != plugin.TerminationFailure {
@@ -762,12 +761,12 @@ func (r *runner) resume(ctx context.Context, p *problems) string {
 
 func (r *runner) settings(ctx context.Context, p *problems) string {
 	var schema map[string]any
-	if err := json.Unmarshal([]byte(r.desc.SettingsSchema), &schema); err != nil {
+	if err := plugin.DecodeValue(r.desc.SettingsSchema, &schema); err != nil || schema == nil {
 		p.add("settings_schema is not a JSON object: %v", err)
 		return ""
 	}
 	ep := r.newEpisode("settings", basicScript)
-	ep.req.Settings = `{"conformance_unknown_setting_x9": true}`
+	ep.req.Settings = plugin.MustJSONValue(`{"conformance_unknown_setting_x9": true}`)
 	r.run(ctx, ep)
 	if ep.hung {
 		p.add("RunEpisode did not return with an unknown setting")
@@ -856,4 +855,17 @@ func (r *runner) formatError(ctx context.Context, p *problems) string {
 		fe = tr.Turns[0].FormatError
 	}
 	return fmt.Sprintf("format-error turn (%q), then recovered and ended done", clip(fe))
+}
+
+// settingsValue converts the Options.Settings JSON text ("" = none; text
+// that is not JSON is sent as a string value, which a harness must refuse).
+func settingsValue(s string) *plugin.Value {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	v, err := plugin.JSONValue([]byte(s))
+	if err != nil {
+		return &plugin.Value{Kind: &pluginpb.Value_StringValue{StringValue: s}}
+	}
+	return v
 }

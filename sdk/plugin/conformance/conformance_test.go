@@ -226,7 +226,7 @@ func TestCustomFormat(t *testing.T) {
 type badDescribe struct{ testHarness }
 
 func (badDescribe) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
-	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "", "latest", plugin.FormatNative, "{not json"
+	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "", "latest", plugin.FormatNative, plugin.MustJSONValue(`"not an object"`)
 	return nil
 }
 
@@ -316,7 +316,7 @@ type settingsBreaker struct {
 }
 
 func (h *settingsBreaker) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	if strings.Contains(req.GetSettings(), "conformance_unknown_setting") {
+	if strings.Contains(plugin.SettingsJSON(req.GetSettings()), "conformance_unknown_setting") {
 		return h.fail(ctx)
 	}
 	return h.testHarness.RunEpisode(ctx, host, req, resp)

@@ -194,9 +194,9 @@ const ledgerBase = 7000
 func envTools() []*plugin.Tool {
 	return []*plugin.Tool{
 		{Name: toolEcho, Description: "Returns the given text.", ReadOnly: true,
-			InputSchema: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`},
+			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
 		{Name: toolLookup, Description: "Looks up an order by id.", ReadOnly: true,
-			InputSchema: `{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`},
+			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)},
 	}
 }
 

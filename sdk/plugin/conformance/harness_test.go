@@ -30,7 +30,7 @@ type testHarness struct {
 }
 
 func (h *testHarness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
-	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "test-harness", "0.1.0", h.format, h.schema
+	resp.Name, resp.Version, resp.Format, resp.SettingsSchema = "test-harness", "0.1.0", h.format, schemaValue(h.schema)
 	if !h.noResume {
 		resp.Capabilities = []string{plugin.CapabilityResume}
 	}
@@ -116,10 +116,10 @@ func (h *testHarness) render(history []*plugin.Message) []*plugin.Message {
 }
 
 func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.RunEpisodeRequest, resp *plugin.RunEpisodeResponse) error {
-	if h.schema != "" && req.Settings != "" {
+	if settings := plugin.SettingsJSON(req.Settings); h.schema != "" && settings != "" {
 		var s map[string]any
-		if err := json.Unmarshal([]byte(req.Settings), &s); err != nil || len(s) > 0 {
-			return fmt.Errorf("settings %s: this harness takes none", req.Settings)
+		if err := json.Unmarshal([]byte(settings), &s); err != nil || len(s) > 0 {
+			return fmt.Errorf("settings %s: this harness takes none", settings)
 		}
 	}
 	tr := &plugin.Trajectory{}
@@ -259,4 +259,12 @@ func (h *testHarness) turn(ctx context.Context, host plugin.Host, req *plugin.Ru
 		return plugin.TerminationMaxToolCalls, nil
 	}
 	return "", nil
+}
+
+// schemaValue is the settings schema JSON as a Value (nil for "").
+func schemaValue(s string) *plugin.Value {
+	if s == "" {
+		return nil
+	}
+	return plugin.MustJSONValue(s)
 }

@@ -109,7 +109,7 @@ func (e *FakeEnv) ListTools(_ context.Context, _ *plugin.ListToolsRequest, resp 
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		resp.Tools = append(resp.Tools, &plugin.Tool{Name: n, InputSchema: "{}"})
+		resp.Tools = append(resp.Tools, &plugin.Tool{Name: n, InputSchema: plugin.MustJSONValue("{}")})
 	}
 	return nil
 }

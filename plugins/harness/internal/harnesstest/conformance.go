@@ -1,6 +1,8 @@
 package harnesstest
 
 import (
+	"github.com/weft-dev/weft/sdk/failure"
+
 	"context"
 	"strings"
 	"testing"
@@ -104,7 +106,7 @@ func Conformance(t *testing.T, h plugin.Harness, s Script) {
 			resp := Run(t, h, &Host{M: c.model, E: c.env, U: c.user}, c.limits)
 			tr := resp.GetTrajectory()
 			got := want{
-				termination: tr.GetTermination(), failure: resp.GetFailure().GetKind(), turns: len(tr.GetTurns()),
+				termination: tr.GetTermination(), failure: failureCode(resp.GetFailure()), turns: len(tr.GetTurns()),
 				toolCalls: tr.GetToolCalls(), formatErrors: tr.GetFormatErrors(), envCalls: len(c.env.Calls),
 			}
 			if got != c.want {
@@ -164,4 +166,13 @@ func Conformance(t *testing.T, h plugin.Harness, s Script) {
 // DiffMessages compares two message lists ("" = equal).
 func DiffMessages(want, got []*plugin.Message) string {
 	return Diff(&plugin.Trajectory{Messages: want}, &plugin.Trajectory{Messages: got})
+}
+
+// failureCode is the joined code of a Failure ("env_trap"; "" for none).
+func failureCode(f *plugin.Failure) string {
+	if f == nil {
+		return ""
+	}
+	c, k := plugin.FailureParts(f)
+	return failure.Code("", c, k)
 }

@@ -87,9 +87,9 @@ type Env struct {
 func Tools() []*plugin.Tool {
 	return []*plugin.Tool{
 		{Name: "get_order", Description: "Looks up an order by id.", ReadOnly: true,
-			InputSchema: `{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`},
+			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)},
 		{Name: "cancel_order", Description: "Cancels a pending order.",
-			InputSchema: `{"type":"object","properties":{"order_id":{"type":"string"},"reason":{"type":"string"}},"required":["order_id"]}`},
+			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"order_id":{"type":"string"},"reason":{"type":"string"}},"required":["order_id"]}`)},
 	}
 }
 

@@ -530,7 +530,8 @@ func DecodeSettings(harness, settings string, v any) error {
 // Schema returns t's input schema as JSON for rendering in a prompt: the
 // schema as given when it is a valid JSON object, else {"type":"object"}.
 func Schema(t *plugin.Tool) json.RawMessage {
-	s := bytes.TrimSpace([]byte(t.GetInputSchema()))
+	js, _ := plugin.ValueJSON(t.GetInputSchema())
+	s := bytes.TrimSpace(js)
 	var obj map[string]json.RawMessage
 	if len(s) == 0 || json.Unmarshal(s, &obj) != nil {
 		return json.RawMessage(`{"type":"object"}`)

@@ -842,10 +842,13 @@ func (x *ValueList) GetValues() []*Value {
 	return nil
 }
 
-// A JSON object. Field order is not significant.
+// A JSON object: its fields in order (JSON Schema property order reaches
+// prompts, so it is kept). Keys are unique. On the wire this is the
+// encoding of map<string, Value> (a repeated key = 1 / value = 2 entry),
+// so a reader may also decode it as a map and lose only the order.
 type ValueObject struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Fields        map[string]*Value      `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Fields        []*ObjectField         `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -880,9 +883,62 @@ func (*ValueObject) Descriptor() ([]byte, []int) {
 	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *ValueObject) GetFields() map[string]*Value {
+func (x *ValueObject) GetFields() []*ObjectField {
 	if x != nil {
 		return x.Fields
+	}
+	return nil
+}
+
+// One field of a JSON object.
+type ObjectField struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         *Value                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectField) Reset() {
+	*x = ObjectField{}
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectField) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectField) ProtoMessage() {}
+
+func (x *ObjectField) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectField.ProtoReflect.Descriptor instead.
+func (*ObjectField) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ObjectField) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ObjectField) GetValue() *Value {
+	if x != nil {
+		return x.Value
 	}
 	return nil
 }
@@ -901,7 +957,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[3]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +969,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[3]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +982,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{3}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Failure) GetComponent() Component {
@@ -966,7 +1022,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[4]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1034,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[4]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1047,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{4}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1036,7 +1092,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[5]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1104,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[5]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1117,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{5}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Message) GetRole() string {
@@ -1121,7 +1177,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[6]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1189,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[6]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1202,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{6}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Tool) GetName() string {
@@ -1195,7 +1251,7 @@ type Sampling struct {
 
 func (x *Sampling) Reset() {
 	*x = Sampling{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[7]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1263,7 @@ func (x *Sampling) String() string {
 func (*Sampling) ProtoMessage() {}
 
 func (x *Sampling) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[7]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1276,7 @@ func (x *Sampling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sampling.ProtoReflect.Descriptor instead.
 func (*Sampling) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{7}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Sampling) GetTemperature() float64 {
@@ -1280,7 +1336,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[8]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1348,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[8]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1361,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{8}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Limits) GetMaxTurns() int32 {
@@ -1352,7 +1408,7 @@ type HostAccess struct {
 
 func (x *HostAccess) Reset() {
 	*x = HostAccess{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[9]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1420,7 @@ func (x *HostAccess) String() string {
 func (*HostAccess) ProtoMessage() {}
 
 func (x *HostAccess) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[9]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1433,7 @@ func (x *HostAccess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAccess.ProtoReflect.Descriptor instead.
 func (*HostAccess) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{9}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HostAccess) GetAddress() string {
@@ -1424,7 +1480,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[10]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1492,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[10]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1505,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{10}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Task) GetId() string {
@@ -1548,7 +1604,7 @@ type AtomicTask struct {
 
 func (x *AtomicTask) Reset() {
 	*x = AtomicTask{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[11]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1616,7 @@ func (x *AtomicTask) String() string {
 func (*AtomicTask) ProtoMessage() {}
 
 func (x *AtomicTask) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[11]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1629,7 @@ func (x *AtomicTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AtomicTask.ProtoReflect.Descriptor instead.
 func (*AtomicTask) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{11}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AtomicTask) GetId() string {
@@ -1635,7 +1691,7 @@ type ArgumentNames struct {
 
 func (x *ArgumentNames) Reset() {
 	*x = ArgumentNames{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[12]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1703,7 @@ func (x *ArgumentNames) String() string {
 func (*ArgumentNames) ProtoMessage() {}
 
 func (x *ArgumentNames) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[12]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1716,7 @@ func (x *ArgumentNames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentNames.ProtoReflect.Descriptor instead.
 func (*ArgumentNames) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{12}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ArgumentNames) GetNames() []string {
@@ -1684,7 +1740,7 @@ type ReferenceCall struct {
 
 func (x *ReferenceCall) Reset() {
 	*x = ReferenceCall{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[13]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1752,7 @@ func (x *ReferenceCall) String() string {
 func (*ReferenceCall) ProtoMessage() {}
 
 func (x *ReferenceCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[13]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1765,7 @@ func (x *ReferenceCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReferenceCall.ProtoReflect.Descriptor instead.
 func (*ReferenceCall) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{13}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReferenceCall) GetTool() string {
@@ -1762,7 +1818,7 @@ type Check struct {
 
 func (x *Check) Reset() {
 	*x = Check{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[14]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1830,7 @@ func (x *Check) String() string {
 func (*Check) ProtoMessage() {}
 
 func (x *Check) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[14]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1843,7 @@ func (x *Check) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Check.ProtoReflect.Descriptor instead.
 func (*Check) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{14}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Check) GetKind() CheckKind {
@@ -1880,7 +1936,7 @@ type RubricItem struct {
 
 func (x *RubricItem) Reset() {
 	*x = RubricItem{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[15]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +1948,7 @@ func (x *RubricItem) String() string {
 func (*RubricItem) ProtoMessage() {}
 
 func (x *RubricItem) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[15]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +1961,7 @@ func (x *RubricItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RubricItem.ProtoReflect.Descriptor instead.
 func (*RubricItem) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{15}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RubricItem) GetId() string {
@@ -1947,7 +2003,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[16]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2015,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[16]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2028,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{16}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Content) GetType() string {
@@ -2037,7 +2093,7 @@ type ResourceContents struct {
 
 func (x *ResourceContents) Reset() {
 	*x = ResourceContents{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2105,7 @@ func (x *ResourceContents) String() string {
 func (*ResourceContents) ProtoMessage() {}
 
 func (x *ResourceContents) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[17]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2118,7 @@ func (x *ResourceContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceContents.ProtoReflect.Descriptor instead.
 func (*ResourceContents) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{17}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResourceContents) GetUri() string {
@@ -2106,7 +2162,7 @@ type ToolCallResult struct {
 
 func (x *ToolCallResult) Reset() {
 	*x = ToolCallResult{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2118,7 +2174,7 @@ func (x *ToolCallResult) String() string {
 func (*ToolCallResult) ProtoMessage() {}
 
 func (x *ToolCallResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[18]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2131,7 +2187,7 @@ func (x *ToolCallResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallResult.ProtoReflect.Descriptor instead.
 func (*ToolCallResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{18}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ToolCallResult) GetContent() []*Content {
@@ -2186,7 +2242,7 @@ type LedgerCall struct {
 
 func (x *LedgerCall) Reset() {
 	*x = LedgerCall{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[19]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2254,7 @@ func (x *LedgerCall) String() string {
 func (*LedgerCall) ProtoMessage() {}
 
 func (x *LedgerCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[19]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2267,7 @@ func (x *LedgerCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LedgerCall.ProtoReflect.Descriptor instead.
 func (*LedgerCall) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{19}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LedgerCall) GetIndex() uint64 {
@@ -2331,7 +2387,7 @@ type RowValues struct {
 
 func (x *RowValues) Reset() {
 	*x = RowValues{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[20]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2399,7 @@ func (x *RowValues) String() string {
 func (*RowValues) ProtoMessage() {}
 
 func (x *RowValues) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[20]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2412,7 @@ func (x *RowValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowValues.ProtoReflect.Descriptor instead.
 func (*RowValues) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{20}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RowValues) GetKey() []*Value {
@@ -2384,7 +2440,7 @@ type ColumnChange struct {
 
 func (x *ColumnChange) Reset() {
 	*x = ColumnChange{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[21]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2396,7 +2452,7 @@ func (x *ColumnChange) String() string {
 func (*ColumnChange) ProtoMessage() {}
 
 func (x *ColumnChange) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[21]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2409,7 +2465,7 @@ func (x *ColumnChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnChange.ProtoReflect.Descriptor instead.
 func (*ColumnChange) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{21}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ColumnChange) GetColumn() string {
@@ -2443,7 +2499,7 @@ type RowChange struct {
 
 func (x *RowChange) Reset() {
 	*x = RowChange{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[22]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +2511,7 @@ func (x *RowChange) String() string {
 func (*RowChange) ProtoMessage() {}
 
 func (x *RowChange) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[22]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2468,7 +2524,7 @@ func (x *RowChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowChange.ProtoReflect.Descriptor instead.
 func (*RowChange) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{22}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RowChange) GetKey() []*Value {
@@ -2502,7 +2558,7 @@ type TableDiff struct {
 
 func (x *TableDiff) Reset() {
 	*x = TableDiff{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[23]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2570,7 @@ func (x *TableDiff) String() string {
 func (*TableDiff) ProtoMessage() {}
 
 func (x *TableDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[23]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2583,7 @@ func (x *TableDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDiff.ProtoReflect.Descriptor instead.
 func (*TableDiff) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{23}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TableDiff) GetTable() string {
@@ -2596,7 +2652,7 @@ type FileDiff struct {
 
 func (x *FileDiff) Reset() {
 	*x = FileDiff{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[24]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2664,7 @@ func (x *FileDiff) String() string {
 func (*FileDiff) ProtoMessage() {}
 
 func (x *FileDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[24]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2621,7 +2677,7 @@ func (x *FileDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileDiff.ProtoReflect.Descriptor instead.
 func (*FileDiff) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{24}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FileDiff) GetPath() string {
@@ -2670,7 +2726,7 @@ type Changes struct {
 
 func (x *Changes) Reset() {
 	*x = Changes{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[25]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +2738,7 @@ func (x *Changes) String() string {
 func (*Changes) ProtoMessage() {}
 
 func (x *Changes) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[25]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +2751,7 @@ func (x *Changes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Changes.ProtoReflect.Descriptor instead.
 func (*Changes) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{25}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Changes) GetTables() []*TableDiff {
@@ -2727,7 +2783,7 @@ type GenerateRequest struct {
 
 func (x *GenerateRequest) Reset() {
 	*x = GenerateRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[26]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2795,7 @@ func (x *GenerateRequest) String() string {
 func (*GenerateRequest) ProtoMessage() {}
 
 func (x *GenerateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[26]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2808,7 @@ func (x *GenerateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GenerateRequest.ProtoReflect.Descriptor instead.
 func (*GenerateRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{26}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GenerateRequest) GetEpisodeId() string {
@@ -2800,7 +2856,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[27]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +2868,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[27]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +2881,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{27}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -2862,7 +2918,7 @@ type GenerateResponse struct {
 
 func (x *GenerateResponse) Reset() {
 	*x = GenerateResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[28]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +2930,7 @@ func (x *GenerateResponse) String() string {
 func (*GenerateResponse) ProtoMessage() {}
 
 func (x *GenerateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[28]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +2943,7 @@ func (x *GenerateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GenerateResponse.ProtoReflect.Descriptor instead.
 func (*GenerateResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{28}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GenerateResponse) GetMessage() *Message {
@@ -2948,7 +3004,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[29]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2960,7 +3016,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[29]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2973,7 +3029,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{29}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListToolsRequest) GetEpisodeId() string {
@@ -2992,7 +3048,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[30]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3060,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[30]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3073,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{30}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListToolsResponse) GetTools() []*Tool {
@@ -3041,7 +3097,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[31]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3109,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[31]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3122,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{31}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CallToolRequest) GetEpisodeId() string {
@@ -3114,7 +3170,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[32]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3182,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[32]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3195,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{32}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CallToolResponse) GetContent() string {
@@ -3182,7 +3238,7 @@ type UserRequest struct {
 
 func (x *UserRequest) Reset() {
 	*x = UserRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[33]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3250,7 @@ func (x *UserRequest) String() string {
 func (*UserRequest) ProtoMessage() {}
 
 func (x *UserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[33]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3263,7 @@ func (x *UserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserRequest.ProtoReflect.Descriptor instead.
 func (*UserRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{33}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UserRequest) GetEpisodeId() string {
@@ -3236,7 +3292,7 @@ type UserResponse struct {
 
 func (x *UserResponse) Reset() {
 	*x = UserResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[34]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3304,7 @@ func (x *UserResponse) String() string {
 func (*UserResponse) ProtoMessage() {}
 
 func (x *UserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[34]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3317,7 @@ func (x *UserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserResponse.ProtoReflect.Descriptor instead.
 func (*UserResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{34}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UserResponse) GetContent() string {
@@ -3290,7 +3346,7 @@ type QueryRequest struct {
 
 func (x *QueryRequest) Reset() {
 	*x = QueryRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[35]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3302,7 +3358,7 @@ func (x *QueryRequest) String() string {
 func (*QueryRequest) ProtoMessage() {}
 
 func (x *QueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[35]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3315,7 +3371,7 @@ func (x *QueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryRequest.ProtoReflect.Descriptor instead.
 func (*QueryRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{35}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *QueryRequest) GetEpisodeId() string {
@@ -3350,7 +3406,7 @@ type QueryResponse struct {
 
 func (x *QueryResponse) Reset() {
 	*x = QueryResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[36]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3362,7 +3418,7 @@ func (x *QueryResponse) String() string {
 func (*QueryResponse) ProtoMessage() {}
 
 func (x *QueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[36]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3375,7 +3431,7 @@ func (x *QueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryResponse.ProtoReflect.Descriptor instead.
 func (*QueryResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{36}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueryResponse) GetColumns() []string {
@@ -3402,7 +3458,7 @@ type HashRequest struct {
 
 func (x *HashRequest) Reset() {
 	*x = HashRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[37]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3470,7 @@ func (x *HashRequest) String() string {
 func (*HashRequest) ProtoMessage() {}
 
 func (x *HashRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[37]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3483,7 @@ func (x *HashRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HashRequest.ProtoReflect.Descriptor instead.
 func (*HashRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{37}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HashRequest) GetEpisodeId() string {
@@ -3454,7 +3510,7 @@ type HashResponse struct {
 
 func (x *HashResponse) Reset() {
 	*x = HashResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[38]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3466,7 +3522,7 @@ func (x *HashResponse) String() string {
 func (*HashResponse) ProtoMessage() {}
 
 func (x *HashResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[38]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3479,7 +3535,7 @@ func (x *HashResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HashResponse.ProtoReflect.Descriptor instead.
 func (*HashResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{38}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HashResponse) GetHash() string {
@@ -3501,7 +3557,7 @@ type DiffRequest struct {
 
 func (x *DiffRequest) Reset() {
 	*x = DiffRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[39]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3513,7 +3569,7 @@ func (x *DiffRequest) String() string {
 func (*DiffRequest) ProtoMessage() {}
 
 func (x *DiffRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[39]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3526,7 +3582,7 @@ func (x *DiffRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffRequest.ProtoReflect.Descriptor instead.
 func (*DiffRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{39}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DiffRequest) GetEpisodeId() string {
@@ -3559,7 +3615,7 @@ type DiffResponse struct {
 
 func (x *DiffResponse) Reset() {
 	*x = DiffResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[40]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +3627,7 @@ func (x *DiffResponse) String() string {
 func (*DiffResponse) ProtoMessage() {}
 
 func (x *DiffResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[40]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +3640,7 @@ func (x *DiffResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffResponse.ProtoReflect.Descriptor instead.
 func (*DiffResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{40}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DiffResponse) GetChanges() *Changes {
@@ -3602,7 +3658,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[41]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3614,7 +3670,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[41]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3627,7 +3683,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{41}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 type DescribeResponse struct {
@@ -3646,7 +3702,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3658,7 +3714,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3671,7 +3727,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{42}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DescribeResponse) GetName() string {
@@ -3737,7 +3793,7 @@ type RunEpisodeRequest struct {
 
 func (x *RunEpisodeRequest) Reset() {
 	*x = RunEpisodeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3749,7 +3805,7 @@ func (x *RunEpisodeRequest) String() string {
 func (*RunEpisodeRequest) ProtoMessage() {}
 
 func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3762,7 +3818,7 @@ func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeRequest.ProtoReflect.Descriptor instead.
 func (*RunEpisodeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{43}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RunEpisodeRequest) GetEpisodeId() string {
@@ -3839,7 +3895,7 @@ type UnsolvedAnswers struct {
 
 func (x *UnsolvedAnswers) Reset() {
 	*x = UnsolvedAnswers{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3851,7 +3907,7 @@ func (x *UnsolvedAnswers) String() string {
 func (*UnsolvedAnswers) ProtoMessage() {}
 
 func (x *UnsolvedAnswers) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3864,7 +3920,7 @@ func (x *UnsolvedAnswers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsolvedAnswers.ProtoReflect.Descriptor instead.
 func (*UnsolvedAnswers) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{44}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *UnsolvedAnswers) GetAnswers() []string {
@@ -3900,7 +3956,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3912,7 +3968,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3925,7 +3981,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{45}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Turn) GetIndex() int32 {
@@ -4006,7 +4062,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4018,7 +4074,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4031,7 +4087,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{46}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -4086,7 +4142,7 @@ type Trajectory struct {
 
 func (x *Trajectory) Reset() {
 	*x = Trajectory{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4098,7 +4154,7 @@ func (x *Trajectory) String() string {
 func (*Trajectory) ProtoMessage() {}
 
 func (x *Trajectory) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4111,7 +4167,7 @@ func (x *Trajectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trajectory.ProtoReflect.Descriptor instead.
 func (*Trajectory) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{47}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Trajectory) GetMessages() []*Message {
@@ -4161,7 +4217,7 @@ type RunEpisodeResponse struct {
 
 func (x *RunEpisodeResponse) Reset() {
 	*x = RunEpisodeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4229,7 @@ func (x *RunEpisodeResponse) String() string {
 func (*RunEpisodeResponse) ProtoMessage() {}
 
 func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4242,7 @@ func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeResponse.ProtoReflect.Descriptor instead.
 func (*RunEpisodeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{48}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RunEpisodeResponse) GetTrajectory() *Trajectory {
@@ -4221,7 +4277,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4233,7 +4289,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4246,7 +4302,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{49}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *VerifyRequest) GetEpisodeId() string {
@@ -4316,7 +4372,7 @@ type CheckResult struct {
 
 func (x *CheckResult) Reset() {
 	*x = CheckResult{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4328,7 +4384,7 @@ func (x *CheckResult) String() string {
 func (*CheckResult) ProtoMessage() {}
 
 func (x *CheckResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4341,7 +4397,7 @@ func (x *CheckResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResult.ProtoReflect.Descriptor instead.
 func (*CheckResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{50}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CheckResult) GetKind() CheckKind {
@@ -4393,7 +4449,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4405,7 +4461,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4418,7 +4474,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{51}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Checkpoint) GetName() string {
@@ -4453,7 +4509,7 @@ type StepUnsolved struct {
 
 func (x *StepUnsolved) Reset() {
 	*x = StepUnsolved{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4465,7 +4521,7 @@ func (x *StepUnsolved) String() string {
 func (*StepUnsolved) ProtoMessage() {}
 
 func (x *StepUnsolved) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4478,7 +4534,7 @@ func (x *StepUnsolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepUnsolved.ProtoReflect.Descriptor instead.
 func (*StepUnsolved) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{52}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StepUnsolved) GetTurnIndex() int32 {
@@ -4509,7 +4565,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4521,7 +4577,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4534,7 +4590,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{53}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *VerifyResponse) GetCheckpoints() []*Checkpoint {
@@ -4583,7 +4639,7 @@ type ReferenceReplayCall struct {
 
 func (x *ReferenceReplayCall) Reset() {
 	*x = ReferenceReplayCall{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4595,7 +4651,7 @@ func (x *ReferenceReplayCall) String() string {
 func (*ReferenceReplayCall) ProtoMessage() {}
 
 func (x *ReferenceReplayCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4608,7 +4664,7 @@ func (x *ReferenceReplayCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReferenceReplayCall.ProtoReflect.Descriptor instead.
 func (*ReferenceReplayCall) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{54}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ReferenceReplayCall) GetAtomic() string {
@@ -4680,7 +4736,7 @@ type AttributeRequest struct {
 
 func (x *AttributeRequest) Reset() {
 	*x = AttributeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4692,7 +4748,7 @@ func (x *AttributeRequest) String() string {
 func (*AttributeRequest) ProtoMessage() {}
 
 func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4705,7 +4761,7 @@ func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRequest.ProtoReflect.Descriptor instead.
 func (*AttributeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{55}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *AttributeRequest) GetEpisodeId() string {
@@ -4793,7 +4849,7 @@ type Attribution struct {
 
 func (x *Attribution) Reset() {
 	*x = Attribution{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4805,7 +4861,7 @@ func (x *Attribution) String() string {
 func (*Attribution) ProtoMessage() {}
 
 func (x *Attribution) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4818,7 +4874,7 @@ func (x *Attribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribution.ProtoReflect.Descriptor instead.
 func (*Attribution) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{56}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Attribution) GetCheckpoint() string {
@@ -4859,7 +4915,7 @@ type AttributeResponse struct {
 
 func (x *AttributeResponse) Reset() {
 	*x = AttributeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4871,7 +4927,7 @@ func (x *AttributeResponse) String() string {
 func (*AttributeResponse) ProtoMessage() {}
 
 func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4884,7 +4940,7 @@ func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeResponse.ProtoReflect.Descriptor instead.
 func (*AttributeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{57}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AttributeResponse) GetAttributions() []*Attribution {
@@ -4921,12 +4977,12 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\fobject_value\x18\b \x01(\v2\x1b.weft.plugin.v2.ValueObjectH\x00R\vobjectValueB\x06\n" +
 	"\x04kind\":\n" +
 	"\tValueList\x12-\n" +
-	"\x06values\x18\x01 \x03(\v2\x15.weft.plugin.v2.ValueR\x06values\"\xa0\x01\n" +
-	"\vValueObject\x12?\n" +
-	"\x06fields\x18\x01 \x03(\v2'.weft.plugin.v2.ValueObject.FieldsEntryR\x06fields\x1aP\n" +
-	"\vFieldsEntry\x12\x10\n" +
+	"\x06values\x18\x01 \x03(\v2\x15.weft.plugin.v2.ValueR\x06values\"B\n" +
+	"\vValueObject\x123\n" +
+	"\x06fields\x18\x01 \x03(\v2\x1b.weft.plugin.v2.ObjectFieldR\x06fields\"L\n" +
+	"\vObjectField\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
-	"\x05value\x18\x02 \x01(\v2\x15.weft.plugin.v2.ValueR\x05value:\x028\x01\"\x8d\x01\n" +
+	"\x05value\x18\x02 \x01(\v2\x15.weft.plugin.v2.ValueR\x05value\"\x8d\x01\n" +
 	"\aFailure\x127\n" +
 	"\tcomponent\x18\x01 \x01(\x0e2\x19.weft.plugin.v2.ComponentR\tcomponent\x12/\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1b.weft.plugin.v2.FailureKindR\x04kind\x12\x18\n" +
@@ -5412,62 +5468,62 @@ var file_weft_plugin_v2_plugin_proto_goTypes = []any{
 	(*Value)(nil),               // 7: weft.plugin.v2.Value
 	(*ValueList)(nil),           // 8: weft.plugin.v2.ValueList
 	(*ValueObject)(nil),         // 9: weft.plugin.v2.ValueObject
-	(*Failure)(nil),             // 10: weft.plugin.v2.Failure
-	(*ToolCall)(nil),            // 11: weft.plugin.v2.ToolCall
-	(*Message)(nil),             // 12: weft.plugin.v2.Message
-	(*Tool)(nil),                // 13: weft.plugin.v2.Tool
-	(*Sampling)(nil),            // 14: weft.plugin.v2.Sampling
-	(*Limits)(nil),              // 15: weft.plugin.v2.Limits
-	(*HostAccess)(nil),          // 16: weft.plugin.v2.HostAccess
-	(*Task)(nil),                // 17: weft.plugin.v2.Task
-	(*AtomicTask)(nil),          // 18: weft.plugin.v2.AtomicTask
-	(*ArgumentNames)(nil),       // 19: weft.plugin.v2.ArgumentNames
-	(*ReferenceCall)(nil),       // 20: weft.plugin.v2.ReferenceCall
-	(*Check)(nil),               // 21: weft.plugin.v2.Check
-	(*RubricItem)(nil),          // 22: weft.plugin.v2.RubricItem
-	(*Content)(nil),             // 23: weft.plugin.v2.Content
-	(*ResourceContents)(nil),    // 24: weft.plugin.v2.ResourceContents
-	(*ToolCallResult)(nil),      // 25: weft.plugin.v2.ToolCallResult
-	(*LedgerCall)(nil),          // 26: weft.plugin.v2.LedgerCall
-	(*RowValues)(nil),           // 27: weft.plugin.v2.RowValues
-	(*ColumnChange)(nil),        // 28: weft.plugin.v2.ColumnChange
-	(*RowChange)(nil),           // 29: weft.plugin.v2.RowChange
-	(*TableDiff)(nil),           // 30: weft.plugin.v2.TableDiff
-	(*FileDiff)(nil),            // 31: weft.plugin.v2.FileDiff
-	(*Changes)(nil),             // 32: weft.plugin.v2.Changes
-	(*GenerateRequest)(nil),     // 33: weft.plugin.v2.GenerateRequest
-	(*Usage)(nil),               // 34: weft.plugin.v2.Usage
-	(*GenerateResponse)(nil),    // 35: weft.plugin.v2.GenerateResponse
-	(*ListToolsRequest)(nil),    // 36: weft.plugin.v2.ListToolsRequest
-	(*ListToolsResponse)(nil),   // 37: weft.plugin.v2.ListToolsResponse
-	(*CallToolRequest)(nil),     // 38: weft.plugin.v2.CallToolRequest
-	(*CallToolResponse)(nil),    // 39: weft.plugin.v2.CallToolResponse
-	(*UserRequest)(nil),         // 40: weft.plugin.v2.UserRequest
-	(*UserResponse)(nil),        // 41: weft.plugin.v2.UserResponse
-	(*QueryRequest)(nil),        // 42: weft.plugin.v2.QueryRequest
-	(*QueryResponse)(nil),       // 43: weft.plugin.v2.QueryResponse
-	(*HashRequest)(nil),         // 44: weft.plugin.v2.HashRequest
-	(*HashResponse)(nil),        // 45: weft.plugin.v2.HashResponse
-	(*DiffRequest)(nil),         // 46: weft.plugin.v2.DiffRequest
-	(*DiffResponse)(nil),        // 47: weft.plugin.v2.DiffResponse
-	(*DescribeRequest)(nil),     // 48: weft.plugin.v2.DescribeRequest
-	(*DescribeResponse)(nil),    // 49: weft.plugin.v2.DescribeResponse
-	(*RunEpisodeRequest)(nil),   // 50: weft.plugin.v2.RunEpisodeRequest
-	(*UnsolvedAnswers)(nil),     // 51: weft.plugin.v2.UnsolvedAnswers
-	(*Turn)(nil),                // 52: weft.plugin.v2.Turn
-	(*ToolResult)(nil),          // 53: weft.plugin.v2.ToolResult
-	(*Trajectory)(nil),          // 54: weft.plugin.v2.Trajectory
-	(*RunEpisodeResponse)(nil),  // 55: weft.plugin.v2.RunEpisodeResponse
-	(*VerifyRequest)(nil),       // 56: weft.plugin.v2.VerifyRequest
-	(*CheckResult)(nil),         // 57: weft.plugin.v2.CheckResult
-	(*Checkpoint)(nil),          // 58: weft.plugin.v2.Checkpoint
-	(*StepUnsolved)(nil),        // 59: weft.plugin.v2.StepUnsolved
-	(*VerifyResponse)(nil),      // 60: weft.plugin.v2.VerifyResponse
-	(*ReferenceReplayCall)(nil), // 61: weft.plugin.v2.ReferenceReplayCall
-	(*AttributeRequest)(nil),    // 62: weft.plugin.v2.AttributeRequest
-	(*Attribution)(nil),         // 63: weft.plugin.v2.Attribution
-	(*AttributeResponse)(nil),   // 64: weft.plugin.v2.AttributeResponse
-	nil,                         // 65: weft.plugin.v2.ValueObject.FieldsEntry
+	(*ObjectField)(nil),         // 10: weft.plugin.v2.ObjectField
+	(*Failure)(nil),             // 11: weft.plugin.v2.Failure
+	(*ToolCall)(nil),            // 12: weft.plugin.v2.ToolCall
+	(*Message)(nil),             // 13: weft.plugin.v2.Message
+	(*Tool)(nil),                // 14: weft.plugin.v2.Tool
+	(*Sampling)(nil),            // 15: weft.plugin.v2.Sampling
+	(*Limits)(nil),              // 16: weft.plugin.v2.Limits
+	(*HostAccess)(nil),          // 17: weft.plugin.v2.HostAccess
+	(*Task)(nil),                // 18: weft.plugin.v2.Task
+	(*AtomicTask)(nil),          // 19: weft.plugin.v2.AtomicTask
+	(*ArgumentNames)(nil),       // 20: weft.plugin.v2.ArgumentNames
+	(*ReferenceCall)(nil),       // 21: weft.plugin.v2.ReferenceCall
+	(*Check)(nil),               // 22: weft.plugin.v2.Check
+	(*RubricItem)(nil),          // 23: weft.plugin.v2.RubricItem
+	(*Content)(nil),             // 24: weft.plugin.v2.Content
+	(*ResourceContents)(nil),    // 25: weft.plugin.v2.ResourceContents
+	(*ToolCallResult)(nil),      // 26: weft.plugin.v2.ToolCallResult
+	(*LedgerCall)(nil),          // 27: weft.plugin.v2.LedgerCall
+	(*RowValues)(nil),           // 28: weft.plugin.v2.RowValues
+	(*ColumnChange)(nil),        // 29: weft.plugin.v2.ColumnChange
+	(*RowChange)(nil),           // 30: weft.plugin.v2.RowChange
+	(*TableDiff)(nil),           // 31: weft.plugin.v2.TableDiff
+	(*FileDiff)(nil),            // 32: weft.plugin.v2.FileDiff
+	(*Changes)(nil),             // 33: weft.plugin.v2.Changes
+	(*GenerateRequest)(nil),     // 34: weft.plugin.v2.GenerateRequest
+	(*Usage)(nil),               // 35: weft.plugin.v2.Usage
+	(*GenerateResponse)(nil),    // 36: weft.plugin.v2.GenerateResponse
+	(*ListToolsRequest)(nil),    // 37: weft.plugin.v2.ListToolsRequest
+	(*ListToolsResponse)(nil),   // 38: weft.plugin.v2.ListToolsResponse
+	(*CallToolRequest)(nil),     // 39: weft.plugin.v2.CallToolRequest
+	(*CallToolResponse)(nil),    // 40: weft.plugin.v2.CallToolResponse
+	(*UserRequest)(nil),         // 41: weft.plugin.v2.UserRequest
+	(*UserResponse)(nil),        // 42: weft.plugin.v2.UserResponse
+	(*QueryRequest)(nil),        // 43: weft.plugin.v2.QueryRequest
+	(*QueryResponse)(nil),       // 44: weft.plugin.v2.QueryResponse
+	(*HashRequest)(nil),         // 45: weft.plugin.v2.HashRequest
+	(*HashResponse)(nil),        // 46: weft.plugin.v2.HashResponse
+	(*DiffRequest)(nil),         // 47: weft.plugin.v2.DiffRequest
+	(*DiffResponse)(nil),        // 48: weft.plugin.v2.DiffResponse
+	(*DescribeRequest)(nil),     // 49: weft.plugin.v2.DescribeRequest
+	(*DescribeResponse)(nil),    // 50: weft.plugin.v2.DescribeResponse
+	(*RunEpisodeRequest)(nil),   // 51: weft.plugin.v2.RunEpisodeRequest
+	(*UnsolvedAnswers)(nil),     // 52: weft.plugin.v2.UnsolvedAnswers
+	(*Turn)(nil),                // 53: weft.plugin.v2.Turn
+	(*ToolResult)(nil),          // 54: weft.plugin.v2.ToolResult
+	(*Trajectory)(nil),          // 55: weft.plugin.v2.Trajectory
+	(*RunEpisodeResponse)(nil),  // 56: weft.plugin.v2.RunEpisodeResponse
+	(*VerifyRequest)(nil),       // 57: weft.plugin.v2.VerifyRequest
+	(*CheckResult)(nil),         // 58: weft.plugin.v2.CheckResult
+	(*Checkpoint)(nil),          // 59: weft.plugin.v2.Checkpoint
+	(*StepUnsolved)(nil),        // 60: weft.plugin.v2.StepUnsolved
+	(*VerifyResponse)(nil),      // 61: weft.plugin.v2.VerifyResponse
+	(*ReferenceReplayCall)(nil), // 62: weft.plugin.v2.ReferenceReplayCall
+	(*AttributeRequest)(nil),    // 63: weft.plugin.v2.AttributeRequest
+	(*Attribution)(nil),         // 64: weft.plugin.v2.Attribution
+	(*AttributeResponse)(nil),   // 65: weft.plugin.v2.AttributeResponse
 	nil,                         // 66: weft.plugin.v2.AtomicTask.BindingsEntry
 	nil,                         // 67: weft.plugin.v2.Turn.UnsolvedSetEntry
 	nil,                         // 68: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
@@ -5477,124 +5533,124 @@ var file_weft_plugin_v2_plugin_proto_depIdxs = []int32{
 	8,   // 0: weft.plugin.v2.Value.list_value:type_name -> weft.plugin.v2.ValueList
 	9,   // 1: weft.plugin.v2.Value.object_value:type_name -> weft.plugin.v2.ValueObject
 	7,   // 2: weft.plugin.v2.ValueList.values:type_name -> weft.plugin.v2.Value
-	65,  // 3: weft.plugin.v2.ValueObject.fields:type_name -> weft.plugin.v2.ValueObject.FieldsEntry
-	0,   // 4: weft.plugin.v2.Failure.component:type_name -> weft.plugin.v2.Component
-	1,   // 5: weft.plugin.v2.Failure.kind:type_name -> weft.plugin.v2.FailureKind
-	11,  // 6: weft.plugin.v2.Message.tool_calls:type_name -> weft.plugin.v2.ToolCall
-	7,   // 7: weft.plugin.v2.Tool.input_schema:type_name -> weft.plugin.v2.Value
-	18,  // 8: weft.plugin.v2.Task.atomic:type_name -> weft.plugin.v2.AtomicTask
-	21,  // 9: weft.plugin.v2.Task.checks:type_name -> weft.plugin.v2.Check
-	22,  // 10: weft.plugin.v2.Task.rubric:type_name -> weft.plugin.v2.RubricItem
-	7,   // 11: weft.plugin.v2.Task.meta:type_name -> weft.plugin.v2.Value
-	66,  // 12: weft.plugin.v2.AtomicTask.bindings:type_name -> weft.plugin.v2.AtomicTask.BindingsEntry
-	20,  // 13: weft.plugin.v2.AtomicTask.reference:type_name -> weft.plugin.v2.ReferenceCall
-	21,  // 14: weft.plugin.v2.AtomicTask.checks:type_name -> weft.plugin.v2.Check
-	22,  // 15: weft.plugin.v2.AtomicTask.rubric:type_name -> weft.plugin.v2.RubricItem
-	7,   // 16: weft.plugin.v2.ReferenceCall.arguments:type_name -> weft.plugin.v2.Value
-	19,  // 17: weft.plugin.v2.ReferenceCall.compare:type_name -> weft.plugin.v2.ArgumentNames
-	3,   // 18: weft.plugin.v2.Check.kind:type_name -> weft.plugin.v2.CheckKind
-	8,   // 19: weft.plugin.v2.Check.expect:type_name -> weft.plugin.v2.ValueList
-	7,   // 20: weft.plugin.v2.Check.arguments:type_name -> weft.plugin.v2.Value
-	19,  // 21: weft.plugin.v2.Check.compare:type_name -> weft.plugin.v2.ArgumentNames
-	24,  // 22: weft.plugin.v2.Content.resource:type_name -> weft.plugin.v2.ResourceContents
-	23,  // 23: weft.plugin.v2.ToolCallResult.content:type_name -> weft.plugin.v2.Content
-	7,   // 24: weft.plugin.v2.ToolCallResult.structured_content:type_name -> weft.plugin.v2.Value
-	4,   // 25: weft.plugin.v2.LedgerCall.kind:type_name -> weft.plugin.v2.LedgerRecordKind
-	25,  // 26: weft.plugin.v2.LedgerCall.result:type_name -> weft.plugin.v2.ToolCallResult
-	10,  // 27: weft.plugin.v2.LedgerCall.error:type_name -> weft.plugin.v2.Failure
-	7,   // 28: weft.plugin.v2.RowValues.key:type_name -> weft.plugin.v2.Value
-	7,   // 29: weft.plugin.v2.RowValues.values:type_name -> weft.plugin.v2.Value
-	7,   // 30: weft.plugin.v2.ColumnChange.old:type_name -> weft.plugin.v2.Value
-	7,   // 31: weft.plugin.v2.ColumnChange.new:type_name -> weft.plugin.v2.Value
-	7,   // 32: weft.plugin.v2.RowChange.key:type_name -> weft.plugin.v2.Value
-	28,  // 33: weft.plugin.v2.RowChange.columns:type_name -> weft.plugin.v2.ColumnChange
-	27,  // 34: weft.plugin.v2.TableDiff.added:type_name -> weft.plugin.v2.RowValues
-	27,  // 35: weft.plugin.v2.TableDiff.removed:type_name -> weft.plugin.v2.RowValues
-	29,  // 36: weft.plugin.v2.TableDiff.changed:type_name -> weft.plugin.v2.RowChange
-	5,   // 37: weft.plugin.v2.FileDiff.change:type_name -> weft.plugin.v2.FileChangeKind
-	30,  // 38: weft.plugin.v2.Changes.tables:type_name -> weft.plugin.v2.TableDiff
-	31,  // 39: weft.plugin.v2.Changes.files:type_name -> weft.plugin.v2.FileDiff
-	12,  // 40: weft.plugin.v2.GenerateRequest.messages:type_name -> weft.plugin.v2.Message
-	13,  // 41: weft.plugin.v2.GenerateRequest.tools:type_name -> weft.plugin.v2.Tool
-	14,  // 42: weft.plugin.v2.GenerateRequest.sampling:type_name -> weft.plugin.v2.Sampling
-	2,   // 43: weft.plugin.v2.GenerateRequest.format:type_name -> weft.plugin.v2.OutputFormat
-	12,  // 44: weft.plugin.v2.GenerateResponse.message:type_name -> weft.plugin.v2.Message
-	34,  // 45: weft.plugin.v2.GenerateResponse.usage:type_name -> weft.plugin.v2.Usage
-	13,  // 46: weft.plugin.v2.ListToolsResponse.tools:type_name -> weft.plugin.v2.Tool
-	7,   // 47: weft.plugin.v2.CallToolResponse.structured_content:type_name -> weft.plugin.v2.Value
-	12,  // 48: weft.plugin.v2.UserRequest.messages:type_name -> weft.plugin.v2.Message
-	8,   // 49: weft.plugin.v2.QueryResponse.rows:type_name -> weft.plugin.v2.ValueList
-	32,  // 50: weft.plugin.v2.DiffResponse.changes:type_name -> weft.plugin.v2.Changes
-	2,   // 51: weft.plugin.v2.DescribeResponse.format:type_name -> weft.plugin.v2.OutputFormat
-	7,   // 52: weft.plugin.v2.DescribeResponse.settings_schema:type_name -> weft.plugin.v2.Value
-	16,  // 53: weft.plugin.v2.RunEpisodeRequest.host:type_name -> weft.plugin.v2.HostAccess
-	15,  // 54: weft.plugin.v2.RunEpisodeRequest.limits:type_name -> weft.plugin.v2.Limits
-	14,  // 55: weft.plugin.v2.RunEpisodeRequest.sampling:type_name -> weft.plugin.v2.Sampling
-	7,   // 56: weft.plugin.v2.RunEpisodeRequest.settings:type_name -> weft.plugin.v2.Value
-	12,  // 57: weft.plugin.v2.RunEpisodeRequest.history:type_name -> weft.plugin.v2.Message
-	12,  // 58: weft.plugin.v2.Turn.prompt:type_name -> weft.plugin.v2.Message
-	12,  // 59: weft.plugin.v2.Turn.response:type_name -> weft.plugin.v2.Message
-	11,  // 60: weft.plugin.v2.Turn.calls:type_name -> weft.plugin.v2.ToolCall
-	53,  // 61: weft.plugin.v2.Turn.results:type_name -> weft.plugin.v2.ToolResult
-	67,  // 62: weft.plugin.v2.Turn.unsolved_set:type_name -> weft.plugin.v2.Turn.UnsolvedSetEntry
-	12,  // 63: weft.plugin.v2.Trajectory.messages:type_name -> weft.plugin.v2.Message
-	52,  // 64: weft.plugin.v2.Trajectory.turns:type_name -> weft.plugin.v2.Turn
-	54,  // 65: weft.plugin.v2.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v2.Trajectory
-	10,  // 66: weft.plugin.v2.RunEpisodeResponse.failure:type_name -> weft.plugin.v2.Failure
-	16,  // 67: weft.plugin.v2.VerifyRequest.host:type_name -> weft.plugin.v2.HostAccess
-	17,  // 68: weft.plugin.v2.VerifyRequest.task:type_name -> weft.plugin.v2.Task
-	54,  // 69: weft.plugin.v2.VerifyRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
-	26,  // 70: weft.plugin.v2.VerifyRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
-	32,  // 71: weft.plugin.v2.VerifyRequest.diff:type_name -> weft.plugin.v2.Changes
-	7,   // 72: weft.plugin.v2.VerifyRequest.settings:type_name -> weft.plugin.v2.Value
-	3,   // 73: weft.plugin.v2.CheckResult.kind:type_name -> weft.plugin.v2.CheckKind
-	57,  // 74: weft.plugin.v2.Checkpoint.checks:type_name -> weft.plugin.v2.CheckResult
-	68,  // 75: weft.plugin.v2.StepUnsolved.unsolved_set:type_name -> weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
-	58,  // 76: weft.plugin.v2.VerifyResponse.checkpoints:type_name -> weft.plugin.v2.Checkpoint
-	10,  // 77: weft.plugin.v2.VerifyResponse.failure:type_name -> weft.plugin.v2.Failure
-	59,  // 78: weft.plugin.v2.VerifyResponse.steps:type_name -> weft.plugin.v2.StepUnsolved
-	10,  // 79: weft.plugin.v2.ReferenceReplayCall.error:type_name -> weft.plugin.v2.Failure
-	16,  // 80: weft.plugin.v2.AttributeRequest.host:type_name -> weft.plugin.v2.HostAccess
-	17,  // 81: weft.plugin.v2.AttributeRequest.task:type_name -> weft.plugin.v2.Task
-	54,  // 82: weft.plugin.v2.AttributeRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
-	26,  // 83: weft.plugin.v2.AttributeRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
-	32,  // 84: weft.plugin.v2.AttributeRequest.diff:type_name -> weft.plugin.v2.Changes
-	58,  // 85: weft.plugin.v2.AttributeRequest.checkpoints:type_name -> weft.plugin.v2.Checkpoint
-	7,   // 86: weft.plugin.v2.AttributeRequest.settings:type_name -> weft.plugin.v2.Value
-	61,  // 87: weft.plugin.v2.AttributeRequest.reference:type_name -> weft.plugin.v2.ReferenceReplayCall
-	69,  // 88: weft.plugin.v2.AttributeRequest.modules:type_name -> weft.plugin.v2.AttributeRequest.ModulesEntry
-	6,   // 89: weft.plugin.v2.Attribution.blame:type_name -> weft.plugin.v2.Blame
-	63,  // 90: weft.plugin.v2.AttributeResponse.attributions:type_name -> weft.plugin.v2.Attribution
-	10,  // 91: weft.plugin.v2.AttributeResponse.failure:type_name -> weft.plugin.v2.Failure
-	7,   // 92: weft.plugin.v2.ValueObject.FieldsEntry.value:type_name -> weft.plugin.v2.Value
-	51,  // 93: weft.plugin.v2.Turn.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
-	51,  // 94: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
-	33,  // 95: weft.plugin.v2.Model.Generate:input_type -> weft.plugin.v2.GenerateRequest
-	36,  // 96: weft.plugin.v2.Env.ListTools:input_type -> weft.plugin.v2.ListToolsRequest
-	38,  // 97: weft.plugin.v2.Env.CallTool:input_type -> weft.plugin.v2.CallToolRequest
-	40,  // 98: weft.plugin.v2.User.Next:input_type -> weft.plugin.v2.UserRequest
-	42,  // 99: weft.plugin.v2.State.Query:input_type -> weft.plugin.v2.QueryRequest
-	44,  // 100: weft.plugin.v2.State.Hash:input_type -> weft.plugin.v2.HashRequest
-	46,  // 101: weft.plugin.v2.State.Diff:input_type -> weft.plugin.v2.DiffRequest
-	48,  // 102: weft.plugin.v2.Harness.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	50,  // 103: weft.plugin.v2.Harness.RunEpisode:input_type -> weft.plugin.v2.RunEpisodeRequest
-	48,  // 104: weft.plugin.v2.Verifier.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	56,  // 105: weft.plugin.v2.Verifier.Verify:input_type -> weft.plugin.v2.VerifyRequest
-	48,  // 106: weft.plugin.v2.Attributor.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	62,  // 107: weft.plugin.v2.Attributor.Attribute:input_type -> weft.plugin.v2.AttributeRequest
-	35,  // 108: weft.plugin.v2.Model.Generate:output_type -> weft.plugin.v2.GenerateResponse
-	37,  // 109: weft.plugin.v2.Env.ListTools:output_type -> weft.plugin.v2.ListToolsResponse
-	39,  // 110: weft.plugin.v2.Env.CallTool:output_type -> weft.plugin.v2.CallToolResponse
-	41,  // 111: weft.plugin.v2.User.Next:output_type -> weft.plugin.v2.UserResponse
-	43,  // 112: weft.plugin.v2.State.Query:output_type -> weft.plugin.v2.QueryResponse
-	45,  // 113: weft.plugin.v2.State.Hash:output_type -> weft.plugin.v2.HashResponse
-	47,  // 114: weft.plugin.v2.State.Diff:output_type -> weft.plugin.v2.DiffResponse
-	49,  // 115: weft.plugin.v2.Harness.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	55,  // 116: weft.plugin.v2.Harness.RunEpisode:output_type -> weft.plugin.v2.RunEpisodeResponse
-	49,  // 117: weft.plugin.v2.Verifier.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	60,  // 118: weft.plugin.v2.Verifier.Verify:output_type -> weft.plugin.v2.VerifyResponse
-	49,  // 119: weft.plugin.v2.Attributor.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	64,  // 120: weft.plugin.v2.Attributor.Attribute:output_type -> weft.plugin.v2.AttributeResponse
+	10,  // 3: weft.plugin.v2.ValueObject.fields:type_name -> weft.plugin.v2.ObjectField
+	7,   // 4: weft.plugin.v2.ObjectField.value:type_name -> weft.plugin.v2.Value
+	0,   // 5: weft.plugin.v2.Failure.component:type_name -> weft.plugin.v2.Component
+	1,   // 6: weft.plugin.v2.Failure.kind:type_name -> weft.plugin.v2.FailureKind
+	12,  // 7: weft.plugin.v2.Message.tool_calls:type_name -> weft.plugin.v2.ToolCall
+	7,   // 8: weft.plugin.v2.Tool.input_schema:type_name -> weft.plugin.v2.Value
+	19,  // 9: weft.plugin.v2.Task.atomic:type_name -> weft.plugin.v2.AtomicTask
+	22,  // 10: weft.plugin.v2.Task.checks:type_name -> weft.plugin.v2.Check
+	23,  // 11: weft.plugin.v2.Task.rubric:type_name -> weft.plugin.v2.RubricItem
+	7,   // 12: weft.plugin.v2.Task.meta:type_name -> weft.plugin.v2.Value
+	66,  // 13: weft.plugin.v2.AtomicTask.bindings:type_name -> weft.plugin.v2.AtomicTask.BindingsEntry
+	21,  // 14: weft.plugin.v2.AtomicTask.reference:type_name -> weft.plugin.v2.ReferenceCall
+	22,  // 15: weft.plugin.v2.AtomicTask.checks:type_name -> weft.plugin.v2.Check
+	23,  // 16: weft.plugin.v2.AtomicTask.rubric:type_name -> weft.plugin.v2.RubricItem
+	7,   // 17: weft.plugin.v2.ReferenceCall.arguments:type_name -> weft.plugin.v2.Value
+	20,  // 18: weft.plugin.v2.ReferenceCall.compare:type_name -> weft.plugin.v2.ArgumentNames
+	3,   // 19: weft.plugin.v2.Check.kind:type_name -> weft.plugin.v2.CheckKind
+	8,   // 20: weft.plugin.v2.Check.expect:type_name -> weft.plugin.v2.ValueList
+	7,   // 21: weft.plugin.v2.Check.arguments:type_name -> weft.plugin.v2.Value
+	20,  // 22: weft.plugin.v2.Check.compare:type_name -> weft.plugin.v2.ArgumentNames
+	25,  // 23: weft.plugin.v2.Content.resource:type_name -> weft.plugin.v2.ResourceContents
+	24,  // 24: weft.plugin.v2.ToolCallResult.content:type_name -> weft.plugin.v2.Content
+	7,   // 25: weft.plugin.v2.ToolCallResult.structured_content:type_name -> weft.plugin.v2.Value
+	4,   // 26: weft.plugin.v2.LedgerCall.kind:type_name -> weft.plugin.v2.LedgerRecordKind
+	26,  // 27: weft.plugin.v2.LedgerCall.result:type_name -> weft.plugin.v2.ToolCallResult
+	11,  // 28: weft.plugin.v2.LedgerCall.error:type_name -> weft.plugin.v2.Failure
+	7,   // 29: weft.plugin.v2.RowValues.key:type_name -> weft.plugin.v2.Value
+	7,   // 30: weft.plugin.v2.RowValues.values:type_name -> weft.plugin.v2.Value
+	7,   // 31: weft.plugin.v2.ColumnChange.old:type_name -> weft.plugin.v2.Value
+	7,   // 32: weft.plugin.v2.ColumnChange.new:type_name -> weft.plugin.v2.Value
+	7,   // 33: weft.plugin.v2.RowChange.key:type_name -> weft.plugin.v2.Value
+	29,  // 34: weft.plugin.v2.RowChange.columns:type_name -> weft.plugin.v2.ColumnChange
+	28,  // 35: weft.plugin.v2.TableDiff.added:type_name -> weft.plugin.v2.RowValues
+	28,  // 36: weft.plugin.v2.TableDiff.removed:type_name -> weft.plugin.v2.RowValues
+	30,  // 37: weft.plugin.v2.TableDiff.changed:type_name -> weft.plugin.v2.RowChange
+	5,   // 38: weft.plugin.v2.FileDiff.change:type_name -> weft.plugin.v2.FileChangeKind
+	31,  // 39: weft.plugin.v2.Changes.tables:type_name -> weft.plugin.v2.TableDiff
+	32,  // 40: weft.plugin.v2.Changes.files:type_name -> weft.plugin.v2.FileDiff
+	13,  // 41: weft.plugin.v2.GenerateRequest.messages:type_name -> weft.plugin.v2.Message
+	14,  // 42: weft.plugin.v2.GenerateRequest.tools:type_name -> weft.plugin.v2.Tool
+	15,  // 43: weft.plugin.v2.GenerateRequest.sampling:type_name -> weft.plugin.v2.Sampling
+	2,   // 44: weft.plugin.v2.GenerateRequest.format:type_name -> weft.plugin.v2.OutputFormat
+	13,  // 45: weft.plugin.v2.GenerateResponse.message:type_name -> weft.plugin.v2.Message
+	35,  // 46: weft.plugin.v2.GenerateResponse.usage:type_name -> weft.plugin.v2.Usage
+	14,  // 47: weft.plugin.v2.ListToolsResponse.tools:type_name -> weft.plugin.v2.Tool
+	7,   // 48: weft.plugin.v2.CallToolResponse.structured_content:type_name -> weft.plugin.v2.Value
+	13,  // 49: weft.plugin.v2.UserRequest.messages:type_name -> weft.plugin.v2.Message
+	8,   // 50: weft.plugin.v2.QueryResponse.rows:type_name -> weft.plugin.v2.ValueList
+	33,  // 51: weft.plugin.v2.DiffResponse.changes:type_name -> weft.plugin.v2.Changes
+	2,   // 52: weft.plugin.v2.DescribeResponse.format:type_name -> weft.plugin.v2.OutputFormat
+	7,   // 53: weft.plugin.v2.DescribeResponse.settings_schema:type_name -> weft.plugin.v2.Value
+	17,  // 54: weft.plugin.v2.RunEpisodeRequest.host:type_name -> weft.plugin.v2.HostAccess
+	16,  // 55: weft.plugin.v2.RunEpisodeRequest.limits:type_name -> weft.plugin.v2.Limits
+	15,  // 56: weft.plugin.v2.RunEpisodeRequest.sampling:type_name -> weft.plugin.v2.Sampling
+	7,   // 57: weft.plugin.v2.RunEpisodeRequest.settings:type_name -> weft.plugin.v2.Value
+	13,  // 58: weft.plugin.v2.RunEpisodeRequest.history:type_name -> weft.plugin.v2.Message
+	13,  // 59: weft.plugin.v2.Turn.prompt:type_name -> weft.plugin.v2.Message
+	13,  // 60: weft.plugin.v2.Turn.response:type_name -> weft.plugin.v2.Message
+	12,  // 61: weft.plugin.v2.Turn.calls:type_name -> weft.plugin.v2.ToolCall
+	54,  // 62: weft.plugin.v2.Turn.results:type_name -> weft.plugin.v2.ToolResult
+	67,  // 63: weft.plugin.v2.Turn.unsolved_set:type_name -> weft.plugin.v2.Turn.UnsolvedSetEntry
+	13,  // 64: weft.plugin.v2.Trajectory.messages:type_name -> weft.plugin.v2.Message
+	53,  // 65: weft.plugin.v2.Trajectory.turns:type_name -> weft.plugin.v2.Turn
+	55,  // 66: weft.plugin.v2.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v2.Trajectory
+	11,  // 67: weft.plugin.v2.RunEpisodeResponse.failure:type_name -> weft.plugin.v2.Failure
+	17,  // 68: weft.plugin.v2.VerifyRequest.host:type_name -> weft.plugin.v2.HostAccess
+	18,  // 69: weft.plugin.v2.VerifyRequest.task:type_name -> weft.plugin.v2.Task
+	55,  // 70: weft.plugin.v2.VerifyRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
+	27,  // 71: weft.plugin.v2.VerifyRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
+	33,  // 72: weft.plugin.v2.VerifyRequest.diff:type_name -> weft.plugin.v2.Changes
+	7,   // 73: weft.plugin.v2.VerifyRequest.settings:type_name -> weft.plugin.v2.Value
+	3,   // 74: weft.plugin.v2.CheckResult.kind:type_name -> weft.plugin.v2.CheckKind
+	58,  // 75: weft.plugin.v2.Checkpoint.checks:type_name -> weft.plugin.v2.CheckResult
+	68,  // 76: weft.plugin.v2.StepUnsolved.unsolved_set:type_name -> weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
+	59,  // 77: weft.plugin.v2.VerifyResponse.checkpoints:type_name -> weft.plugin.v2.Checkpoint
+	11,  // 78: weft.plugin.v2.VerifyResponse.failure:type_name -> weft.plugin.v2.Failure
+	60,  // 79: weft.plugin.v2.VerifyResponse.steps:type_name -> weft.plugin.v2.StepUnsolved
+	11,  // 80: weft.plugin.v2.ReferenceReplayCall.error:type_name -> weft.plugin.v2.Failure
+	17,  // 81: weft.plugin.v2.AttributeRequest.host:type_name -> weft.plugin.v2.HostAccess
+	18,  // 82: weft.plugin.v2.AttributeRequest.task:type_name -> weft.plugin.v2.Task
+	55,  // 83: weft.plugin.v2.AttributeRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
+	27,  // 84: weft.plugin.v2.AttributeRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
+	33,  // 85: weft.plugin.v2.AttributeRequest.diff:type_name -> weft.plugin.v2.Changes
+	59,  // 86: weft.plugin.v2.AttributeRequest.checkpoints:type_name -> weft.plugin.v2.Checkpoint
+	7,   // 87: weft.plugin.v2.AttributeRequest.settings:type_name -> weft.plugin.v2.Value
+	62,  // 88: weft.plugin.v2.AttributeRequest.reference:type_name -> weft.plugin.v2.ReferenceReplayCall
+	69,  // 89: weft.plugin.v2.AttributeRequest.modules:type_name -> weft.plugin.v2.AttributeRequest.ModulesEntry
+	6,   // 90: weft.plugin.v2.Attribution.blame:type_name -> weft.plugin.v2.Blame
+	64,  // 91: weft.plugin.v2.AttributeResponse.attributions:type_name -> weft.plugin.v2.Attribution
+	11,  // 92: weft.plugin.v2.AttributeResponse.failure:type_name -> weft.plugin.v2.Failure
+	52,  // 93: weft.plugin.v2.Turn.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
+	52,  // 94: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
+	34,  // 95: weft.plugin.v2.Model.Generate:input_type -> weft.plugin.v2.GenerateRequest
+	37,  // 96: weft.plugin.v2.Env.ListTools:input_type -> weft.plugin.v2.ListToolsRequest
+	39,  // 97: weft.plugin.v2.Env.CallTool:input_type -> weft.plugin.v2.CallToolRequest
+	41,  // 98: weft.plugin.v2.User.Next:input_type -> weft.plugin.v2.UserRequest
+	43,  // 99: weft.plugin.v2.State.Query:input_type -> weft.plugin.v2.QueryRequest
+	45,  // 100: weft.plugin.v2.State.Hash:input_type -> weft.plugin.v2.HashRequest
+	47,  // 101: weft.plugin.v2.State.Diff:input_type -> weft.plugin.v2.DiffRequest
+	49,  // 102: weft.plugin.v2.Harness.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	51,  // 103: weft.plugin.v2.Harness.RunEpisode:input_type -> weft.plugin.v2.RunEpisodeRequest
+	49,  // 104: weft.plugin.v2.Verifier.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	57,  // 105: weft.plugin.v2.Verifier.Verify:input_type -> weft.plugin.v2.VerifyRequest
+	49,  // 106: weft.plugin.v2.Attributor.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	63,  // 107: weft.plugin.v2.Attributor.Attribute:input_type -> weft.plugin.v2.AttributeRequest
+	36,  // 108: weft.plugin.v2.Model.Generate:output_type -> weft.plugin.v2.GenerateResponse
+	38,  // 109: weft.plugin.v2.Env.ListTools:output_type -> weft.plugin.v2.ListToolsResponse
+	40,  // 110: weft.plugin.v2.Env.CallTool:output_type -> weft.plugin.v2.CallToolResponse
+	42,  // 111: weft.plugin.v2.User.Next:output_type -> weft.plugin.v2.UserResponse
+	44,  // 112: weft.plugin.v2.State.Query:output_type -> weft.plugin.v2.QueryResponse
+	46,  // 113: weft.plugin.v2.State.Hash:output_type -> weft.plugin.v2.HashResponse
+	48,  // 114: weft.plugin.v2.State.Diff:output_type -> weft.plugin.v2.DiffResponse
+	50,  // 115: weft.plugin.v2.Harness.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	56,  // 116: weft.plugin.v2.Harness.RunEpisode:output_type -> weft.plugin.v2.RunEpisodeResponse
+	50,  // 117: weft.plugin.v2.Verifier.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	61,  // 118: weft.plugin.v2.Verifier.Verify:output_type -> weft.plugin.v2.VerifyResponse
+	50,  // 119: weft.plugin.v2.Attributor.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	65,  // 120: weft.plugin.v2.Attributor.Attribute:output_type -> weft.plugin.v2.AttributeResponse
 	108, // [108:121] is the sub-list for method output_type
 	95,  // [95:108] is the sub-list for method input_type
 	95,  // [95:95] is the sub-list for extension type_name
@@ -5617,8 +5673,8 @@ func file_weft_plugin_v2_plugin_proto_init() {
 		(*Value_ListValue)(nil),
 		(*Value_ObjectValue)(nil),
 	}
-	file_weft_plugin_v2_plugin_proto_msgTypes[7].OneofWrappers = []any{}
-	file_weft_plugin_v2_plugin_proto_msgTypes[46].OneofWrappers = []any{}
+	file_weft_plugin_v2_plugin_proto_msgTypes[8].OneofWrappers = []any{}
+	file_weft_plugin_v2_plugin_proto_msgTypes[47].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
