@@ -110,8 +110,9 @@ func serveV2Host(t *testing.T, h *v2Host) string {
 	return lis.Addr().String()
 }
 
-func obj(fields map[string]*pluginv2.Value) *pluginv2.Value {
-	return &pluginv2.Value{Kind: &pluginv2.Value_ObjectValue{ObjectValue: &pluginv2.ValueObject{Fields: fields}}}
+func obj(key string, v *pluginv2.Value) *pluginv2.Value {
+	return &pluginv2.Value{Kind: &pluginv2.Value_ObjectValue{ObjectValue: &pluginv2.ValueObject{
+		Fields: []*pluginv2.ObjectField{{Key: key, Value: v}}}}}
 }
 
 func str(s string) *pluginv2.Value {
@@ -153,7 +154,17 @@ func TestNodeHarnessV2GoHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ap := d.GetSettingsSchema().GetObjectValue().GetFields()["additionalProperties"]
+	var keys []string
+	var ap *pluginv2.Value
+	for _, f := range d.GetSettingsSchema().GetObjectValue().GetFields() {
+		keys = append(keys, f.Key)
+		if f.Key == "additionalProperties" {
+			ap = f.Value
+		}
+	}
+	if diff := cmp.Diff([]string{"type", "additionalProperties", "properties"}, keys); diff != "" {
+		t.Errorf("settings schema keys, in order (-want +got):\n%s", diff)
+	}
 	if d.Name != "node-harness" || d.Format != pluginv2.OutputFormat_OUTPUT_FORMAT_NATIVE || ap == nil || ap.GetBoolValue() {
 		t.Errorf("describe: %v", d)
 	}
@@ -161,7 +172,7 @@ func TestNodeHarnessV2GoHost(t *testing.T) {
 	host := &v2Host{}
 	addr := serveV2Host(t, host)
 	resp, err := h.RunEpisode(ctx, &pluginv2.RunEpisodeRequest{EpisodeId: "ep-go", Host: &pluginv2.HostAccess{Address: addr, Token: v2Token},
-		SystemPrompt: "Be brief.", Limits: &pluginv2.Limits{}, Settings: obj(map[string]*pluginv2.Value{"instructions": str("Use echo.")})})
+		SystemPrompt: "Be brief.", Limits: &pluginv2.Limits{}, Settings: obj("instructions", str("Use echo."))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +203,7 @@ func TestNodeHarnessV2GoHost(t *testing.T) {
 	}
 
 	_, err = h.RunEpisode(ctx, &pluginv2.RunEpisodeRequest{EpisodeId: "ep-set", Host: &pluginv2.HostAccess{Address: addr, Token: v2Token},
-		Settings: obj(map[string]*pluginv2.Value{"nope": str("x")})})
+		Settings: obj("nope", str("x"))})
 	st, _ := status.FromError(err)
 	var detail *pluginv2.Failure
 	for _, d := range st.Details() {
@@ -200,7 +211,7 @@ func TestNodeHarnessV2GoHost(t *testing.T) {
 			detail = f
 		}
 	}
-	want := &pluginv2.Failure{Component: pluginv2.Component_COMPONENT_HARNESS, Kind: pluginv2.FailureKind_FAILURE_KIND_ERROR, Message: st.Message()}
+	want := &pluginv2.Failure{Component: pluginv2.Component_COMPONENT_PLUGIN, Kind: pluginv2.FailureKind_FAILURE_KIND_ERROR, Message: st.Message()}
 	if st.Code() != codes.Unknown || !strings.Contains(st.Message(), `unknown setting "nope"`) || !proto.Equal(detail, want) {
 		t.Errorf("refused settings: code %v, message %q, detail %v", st.Code(), st.Message(), detail)
 	}

@@ -37,7 +37,7 @@ module.exports = {
   grpc: req('@grpc/grpc-js'),
   protoLoader: req('@grpc/proto-loader'),
   protobuf: req('protobufjs'),
-  // Folder of weft's .proto files (weft/plugin/v1/plugin.proto, ...).
+  // Folder of weft's .proto files (weft/plugin/v2/plugin.proto, ...).
   protoDir: process.env.WEFT_PLUGIN_PROTO_DIR || path.join(repo, 'plugins', 'proto'),
   // Folder of this example's own .proto files (go-plugin's services,
   // grpc.health.v1, google.rpc.Status).

@@ -2,9 +2,10 @@
 // The plugin side of hashicorp/go-plugin's gRPC transport, written from its
 // documented protocol: the magic cookie, protocol version negotiation, the
 // handshake line on stdout, and the services a go-plugin host calls
-// (grpc.health.v1.Health, plugin.GRPCController, plugin.GRPCStdio,
-// plugin.GRPCBroker). The weft services themselves are registered by the
-// caller (see serve).
+// (grpc.health.v1.Health, plugin.GRPCController, plugin.GRPCStdio; not
+// plugin.GRPCBroker, which weft.plugin.v2 does not use: the host ignores
+// its absence). The weft services themselves are registered by the caller
+// (see serve).
 
 // The host's pid, read before anything slow: when it changes, the host is
 // gone (see serve).
@@ -68,45 +69,10 @@ function loadLocal(file) {
   return grpc.loadPackageDefinition(def);
 }
 
-// Broker is the plugin's end of go-plugin's GRPCBroker stream: the host
-// announces the servers it listens on (service id -> network address);
-// dial waits for an id's announcement.
-class Broker {
-  constructor() {
-    this.known = new Map();
-    this.waiting = new Map();
-  }
-
-  announce(info) {
-    const id = Number(info.service_id);
-    const target = info.network === 'unix' ? 'unix:' + info.address : info.address;
-    this.known.set(id, target);
-    for (const resolve of this.waiting.get(id) || []) resolve(target);
-    this.waiting.delete(id);
-  }
-
-  // target returns the gRPC target of broker service id, waiting up to
-  // timeoutMs for the host to announce it (go-plugin's own Dial waits 5 s).
-  target(id, timeoutMs = 5000) {
-    if (this.known.has(id)) return Promise.resolve(this.known.get(id));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`go-plugin broker: the host did not announce service id ${id} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const list = this.waiting.get(id) || [];
-      list.push((t) => {
-        clearTimeout(timer);
-        resolve(t);
-      });
-      this.waiting.set(id, list);
-    });
-  }
-}
-
 // serve starts the plugin: it checks the magic cookie, negotiates the
 // protocol version among Object.keys(versions), lets versions[v](server,
 // ctx) register the weft services, listens on 127.0.0.1 and prints the
-// handshake line. ctx holds {broker, log, channelOptions, version}.
+// handshake line. ctx holds {log, channelOptions, version}.
 // Returns a promise of the running server.
 async function serve({ versions, name }) {
   if (process.env[MAGIC_COOKIE_KEY] !== MAGIC_COOKIE_VALUE) {
@@ -130,7 +96,6 @@ async function serve({ versions, name }) {
   const version = picked.version;
 
   const server = new grpc.Server(CHANNEL_OPTIONS);
-  const broker = new Broker();
   const streams = new Set(); // long-lived streams to end on shutdown
   let shuttingDown = false;
   const shutdown = (why, code = 0) => {
@@ -181,19 +146,7 @@ async function serve({ versions, name }) {
       call.on('cancelled', () => streams.delete(call));
     },
   });
-  server.addService(gp.GRPCBroker.service, {
-    StartStream(call) {
-      streams.add(call);
-      call.on('data', (info) => broker.announce(info));
-      call.on('end', () => {
-        streams.delete(call);
-        call.end();
-      });
-      call.on('error', () => streams.delete(call));
-    },
-  });
-
-  versions[version](server, { broker, log, channelOptions: CHANNEL_OPTIONS, version });
+  versions[version](server, { log, channelOptions: CHANNEL_OPTIONS, version });
 
   const port = await new Promise((resolve, reject) => {
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
@@ -214,4 +167,4 @@ async function serve({ versions, name }) {
   return server;
 }
 
-module.exports = { serve, negotiate, log, Broker, CHANNEL_OPTIONS, LOADER_OPTIONS, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE };
+module.exports = { serve, negotiate, log, CHANNEL_OPTIONS, LOADER_OPTIONS, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE };

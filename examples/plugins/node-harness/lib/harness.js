@@ -28,8 +28,8 @@ const VERSION = '0.1.0';
 const FORMAT = 'OUTPUT_FORMAT_NATIVE';
 const CAPABILITIES = ['parallel_calls', 'resume'];
 
-// Settings: a JSON object; unknown properties are refused. Each protocol
-// version encodes the schema its own way (v1 JSON text, v2 a Value).
+// Settings: a JSON object; unknown properties are refused. The protocol
+// adapter encodes the schema (v2: a Value).
 const SETTINGS_SCHEMA = {
   type: 'object',
   additionalProperties: false,

@@ -43,11 +43,11 @@ function adapter() {
   }
 
   // pluginError encodes RunEpisode's own error (refused settings, a bad
-  // history): status UNKNOWN with a Failure {COMPONENT_HARNESS,
+  // history): status UNKNOWN with a Failure {COMPONENT_PLUGIN,
   // FAILURE_KIND_ERROR} detail.
   function pluginError(err) {
     const message = err.message || String(err);
-    return statusError(grpc.status.UNKNOWN, message, [[Failure, { component: 'COMPONENT_HARNESS', kind: 'FAILURE_KIND_ERROR', message }]]);
+    return statusError(grpc.status.UNKNOWN, message, [[Failure, { component: 'COMPONENT_PLUGIN', kind: 'FAILURE_KIND_ERROR', message }]]);
   }
 
   return { decode, failureOf, pluginError };

@@ -2,7 +2,8 @@
 // weft.plugin.v2.Value <-> JavaScript values. Value is weft's JSON/SQL value
 // message (plugin.proto): one of null_value, bool_value, int_value (int64;
 // 64-bit integers arrive as decimal strings), double_value, string_value,
-// bytes_value, list_value {values}, object_value {fields}.
+// bytes_value, list_value {values}, object_value {fields: [{key, value}]}
+// (fields in order: JSON Schema property order reaches prompts).
 
 // toValue converts a JSON-like JavaScript value. Integers in the safe range
 // become int_value, other numbers double_value; BigInt is int_value.
@@ -23,7 +24,7 @@ function toValue(v) {
   if (Buffer.isBuffer(v) || v instanceof Uint8Array) return { bytes_value: Buffer.from(v) };
   if (Array.isArray(v)) return { list_value: { values: v.map(toValue) } };
   if (typeof v === 'object') {
-    return { object_value: { fields: Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toValue(x)])) } };
+    return { object_value: { fields: Object.entries(v).map(([key, x]) => ({ key, value: toValue(x) })) } };
   }
   throw new TypeError(`toValue: cannot convert a ${typeof v}`);
 }
@@ -42,8 +43,8 @@ function fromValue(v) {
   if ('bytes_value' in v) return Buffer.from(v.bytes_value);
   if ('list_value' in v) return ((v.list_value && v.list_value.values) || []).map(fromValue);
   if ('object_value' in v) {
-    const fields = (v.object_value && v.object_value.fields) || {};
-    return Object.fromEntries(Object.entries(fields).map(([k, x]) => [k, fromValue(x)]));
+    const fields = (v.object_value && v.object_value.fields) || [];
+    return Object.fromEntries(fields.map((f) => [f.key || '', fromValue(f.value)]));
   }
   return null;
 }

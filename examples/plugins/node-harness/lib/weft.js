@@ -3,8 +3,8 @@
 // shares: plugin.proto loaded at run time (no generated code), the
 // google.rpc.Status of the grpc-status-details-bin trailer (how weft puts
 // typed error details on a gRPC status), and the clients of one episode's
-// host services (Model, Env, User). lib/v1.js and lib/v2.js adapt them to
-// each version.
+// host services (Model, Env, User). lib/v2.js adapts them to
+// weft.plugin.v2.
 
 const fs = require('node:fs');
 const path = require('node:path');
