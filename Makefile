@@ -50,7 +50,7 @@ test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
-	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead)$$' ./internal/cli
+	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness)$$' ./internal/cli
 	$(MAKE) module-test
 	$(MAKE) mcp-test
 
