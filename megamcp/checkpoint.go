@@ -70,7 +70,7 @@ func (s *Server) checkpointAll(final bool) error {
 		go func() {
 			defer wg.Done()
 			for ss := range work {
-				err := ss.checkpoint()
+				err := ss.checkpoint(context.Background())
 				ss.mu.Lock()
 				l := ss.nrec - ss.ck.Index
 				ss.mu.Unlock()
@@ -97,7 +97,7 @@ func (s *Server) checkpointAll(final bool) error {
 // checkpoint writes the session's checkpoint if it has new records. The
 // session is locked only to take the snapshot (O(tables)); the delta is
 // computed and written outside the lock.
-func (ss *Session) checkpoint() error {
+func (ss *Session) checkpoint(ctx context.Context) error {
 	ss.mu.Lock()
 	if ss.closed || ss.nrec == ss.ck.Index {
 		ss.mu.Unlock()
@@ -114,14 +114,14 @@ func (ss *Session) checkpoint() error {
 	ss.mu.Unlock()
 
 	start := time.Now()
-	aid, err := ss.srv.putVersion(anchor)
+	aid, err := ss.srv.putVersion(ctx, anchor)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	if err := v.ExportDelta(&buf, anchor); err != nil {
 		// The schema changed: checkpoint the whole state as a version.
-		if aid, err = ss.srv.putVersion(v); err != nil {
+		if aid, err = ss.srv.putVersion(ctx, v); err != nil {
 			return err
 		}
 		buf.Reset()
@@ -183,7 +183,7 @@ func (r *replayer) apply(ctx context.Context, rec *Record) error {
 		r.clock.Set(time.Unix(0, rec.Clock).UTC())
 		r.ms.SetSeq(max(r.ms.Seq(), rec.Seq))
 	case KindRestore:
-		v, err := r.srv.Version(rec.Version)
+		v, err := r.srv.Version(ctx, rec.Version)
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(0); err != nil {
+	if err := ss.lock(ctx, 0); err != nil {
 		return nil, err
 	}
 	n := ss.nrec
@@ -257,7 +257,7 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	if uint64(len(recs)) != n {
 		return nil, fmt.Errorf("session %s: ledger has %d records, expected %d", id, len(recs), n)
 	}
-	v, err := s.Version(ss.meta.Version)
+	v, err := s.Version(ctx, ss.meta.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	base, err := s.Version(meta.Version)
+	base, err := s.Version(ctx, meta.Version)
 	if err != nil {
 		w.close()
 		return 0, err
@@ -413,7 +413,7 @@ func (s *Server) loadCheckpoint(ctx context.Context, dir string, nrecs int) (*ch
 	if ck.Index > uint64(nrecs) {
 		return nil, nil, nil, fmt.Errorf("%w: the checkpoint covers %d records but the ledger has %d: acknowledged records are missing", ErrCorruptLedger, ck.Index, nrecs)
 	}
-	anchor, err := s.Version(ck.Anchor)
+	anchor, err := s.Version(ctx, ck.Anchor)
 	if err != nil {
 		return nil, nil, nil, err
 	}

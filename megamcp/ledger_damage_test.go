@@ -31,7 +31,7 @@ func TestLedgerDamage(t *testing.T) {
 	if r := call(t, s1, b.ID, 0, "add_note", big); !r.Result.IsError || !strings.Contains(text(r), "over the") {
 		t.Fatalf("oversized arguments: %s", text(r))
 	}
-	recs, _ := s1.Ledger(b.ID, 4, 1)
+	recs, _ := s1.Ledger(ctx, b.ID, 4, 1)
 	if len(recs) != 1 || string(recs[0].Arguments) != `{"weft/omitted_bytes":4194315}` || recs[0].Error.Kind != "invalid_arguments" {
 		t.Fatalf("oversized record: %+v", recs)
 	}

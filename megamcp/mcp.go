@@ -135,7 +135,7 @@ func (s *Server) mcpSession(ctx context.Context, ms *mcp.ServerSession, h http.H
 	go func() {
 		_ = ms.Wait()
 		s.bound.Delete(mid)
-		if err := s.Delete(mid, 0); err != nil && !errors.Is(err, ErrNoSuchSession) {
+		if err := s.Delete(context.Background(), mid, 0); err != nil && !errors.Is(err, ErrNoSuchSession) {
 			s.log.Warn("deleting ephemeral session", "session", mid, "err", err)
 		}
 	}()

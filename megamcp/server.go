@@ -343,7 +343,7 @@ func VersionID(v *state.Version) string { return v.Hash().String() }
 
 // putVersion registers v and, with a DataDir, writes it to
 // versions/<id>.json (once per id) before returning its id.
-func (s *Server) putVersion(v *state.Version) (string, error) {
+func (s *Server) putVersion(ctx context.Context, v *state.Version) (string, error) {
 	id := VersionID(v)
 	s.mu.RLock()
 	_, ok := s.versions[id]
@@ -352,6 +352,9 @@ func (s *Server) putVersion(v *state.Version) (string, error) {
 		return id, nil
 	}
 	if s.cfg.DataDir != "" {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		p := filepath.Join(s.cfg.DataDir, "versions", id+".json")
 		if _, err := os.Stat(p); err != nil {
 			var buf bytes.Buffer
@@ -372,8 +375,8 @@ func (s *Server) putVersion(v *state.Version) (string, error) {
 }
 
 // Version returns the version with the given id, loading it from the data
-// directory if needed. Errors: ErrNoSuchVersion.
-func (s *Server) Version(id string) (*state.Version, error) {
+// directory if needed (ctx bounds the import). Errors: ErrNoSuchVersion.
+func (s *Server) Version(ctx context.Context, id string) (*state.Version, error) {
 	s.mu.RLock()
 	v, ok := s.versions[id]
 	s.mu.RUnlock()
@@ -388,7 +391,7 @@ func (s *Server) Version(id string) (*state.Version, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchVersion, id)
 	}
 	defer f.Close()
-	v, err = s.store.Import(context.Background(), f)
+	v, err = s.store.Import(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("version %s: %w", id, err)
 	}
@@ -409,7 +412,7 @@ func (s *Server) ImportVersion(ctx context.Context, doc []byte) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	return s.putVersion(v)
+	return s.putVersion(ctx, v)
 }
 
 func isHex64(s string) bool {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/core/module"
@@ -31,7 +30,7 @@ type Session struct {
 	created time.Time
 	meta    sessionMeta
 
-	mu     sync.Mutex // one call or admin operation at a time
+	mu     ctxMutex // one call or admin operation at a time
 	ws     *state.Workspace
 	ms     *module.Session
 	clock  *module.VirtualClock
@@ -121,10 +120,10 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	vid := opts.Version
 	if vid == "" {
 		v = g.seed
-		if vid, err = s.putVersion(v); err != nil {
+		if vid, err = s.putVersion(ctx, v); err != nil {
 			return nil, err
 		}
-	} else if v, err = s.Version(vid); err != nil {
+	} else if v, err = s.Version(ctx, vid); err != nil {
 		return nil, err
 	}
 	if err := g.checkReads(v); err != nil {
@@ -225,10 +224,13 @@ func (s *Server) Session(id string) (*Session, error) {
 	return ss, nil
 }
 
-// lock takes the session's lock and checks it is live and, when gen > 0,
-// that gen is its generation.
-func (ss *Session) lock(gen uint64) error {
-	ss.mu.Lock()
+// lock takes the session's lock (giving up, with an error matching
+// module.ErrCanceled, when ctx ends first) and checks it is live and, when
+// gen > 0, that gen is its generation.
+func (ss *Session) lock(ctx context.Context, gen uint64) error {
+	if err := ss.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("%w: waiting for session %s: %w", module.ErrCanceled, ss.id, err)
+	}
 	if ss.closed {
 		ss.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNoSuchSession, ss.id)
@@ -310,7 +312,7 @@ func (s *Server) Call(ctx context.Context, id string, req CallRequest) (*CallRes
 
 // Call is Server.Call on this session.
 func (ss *Session) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
-	if err := ss.lock(req.Generation); err != nil {
+	if err := ss.lock(ctx, req.Generation); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()
@@ -399,12 +401,12 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 // Snapshot registers the session's current state as a version and returns
 // its id (with a DataDir, the version is on disk when Snapshot returns).
 // gen > 0 is fenced like calls.
-func (s *Server) Snapshot(id string, gen uint64) (string, error) {
+func (s *Server) Snapshot(ctx context.Context, id string, gen uint64) (string, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return "", err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return "", err
 	}
 	v, err := ss.ws.Snapshot()
@@ -412,23 +414,23 @@ func (s *Server) Snapshot(id string, gen uint64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.putVersion(v)
+	return s.putVersion(ctx, v)
 }
 
 // Restore sets the session's state to version vid and bumps its
 // generation, returning the new one: calls and admin requests carrying an
 // older generation are refused from now on (fencing stale attempts of an
 // episode that was rolled back). gen > 0 is fenced like calls.
-func (s *Server) Restore(id string, gen uint64, vid string) (uint64, error) {
+func (s *Server) Restore(ctx context.Context, id string, gen uint64, vid string) (uint64, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return 0, err
 	}
-	v, err := s.Version(vid)
+	v, err := s.Version(ctx, vid)
 	if err != nil {
 		return 0, err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return 0, err
 	}
 	defer ss.mu.Unlock()
@@ -447,12 +449,12 @@ func (s *Server) Restore(id string, gen uint64, vid string) (uint64, error) {
 }
 
 // SetClock sets the session's virtual clock (recorded in the ledger).
-func (s *Server) SetClock(id string, gen uint64, t time.Time) error {
+func (s *Server) SetClock(ctx context.Context, id string, gen uint64, t time.Time) error {
 	ss, err := s.Session(id)
 	if err != nil {
 		return err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return err
 	}
 	defer ss.mu.Unlock()
@@ -472,10 +474,10 @@ func (s *Server) Fork(ctx context.Context, id string, gen uint64, vid string) (*
 		return nil, err
 	}
 	if vid == "" {
-		if vid, err = s.Snapshot(id, gen); err != nil {
+		if vid, err = s.Snapshot(ctx, id, gen); err != nil {
 			return nil, err
 		}
-	} else if err := ss.lock(gen); err != nil {
+	} else if err := ss.lock(ctx, gen); err != nil {
 		return nil, err
 	} else {
 		ss.mu.Unlock()
@@ -485,12 +487,12 @@ func (s *Server) Fork(ctx context.Context, id string, gen uint64, vid string) (*
 
 // Delete ends a session and removes its ledger and checkpoints from disk.
 // gen > 0 is fenced like calls.
-func (s *Server) Delete(id string, gen uint64) error {
+func (s *Server) Delete(ctx context.Context, id string, gen uint64) error {
 	ss, err := s.Session(id)
 	if err != nil {
 		return err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return err
 	}
 	ss.closed = true
@@ -511,11 +513,14 @@ func (s *Server) Delete(id string, gen uint64) error {
 }
 
 // Ledger returns up to limit (<= 0: all) records of the session starting at
-// index from.
-func (s *Server) Ledger(id string, from uint64, limit int) ([]Record, error) {
+// index from. The read is from disk with a DataDir; ctx is checked before it.
+func (s *Server) Ledger(ctx context.Context, id string, from uint64, limit int) ([]Record, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", module.ErrCanceled, err)
 	}
 	return ss.wal.read(from, limit)
 }
@@ -523,12 +528,13 @@ func (s *Server) Ledger(id string, from uint64, limit int) ([]Record, error) {
 // Current returns the session's current committed state as an immutable
 // version (cheap: a snapshot of the workspace, not registered as a version
 // id). For inspection and verification.
-func (s *Server) Current(id string) (*state.Version, error) {
+// It waits for a call in progress (or for ctx to end).
+func (s *Server) Current(ctx context.Context, id string) (*state.Version, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(0); err != nil {
+	if err := ss.lock(ctx, 0); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()
@@ -537,23 +543,23 @@ func (s *Server) Current(id string) (*state.Version, error) {
 
 // Diff returns the row-level changes from version a to version b. Either
 // id may also be "session:<id>", the session's current state.
-func (s *Server) Diff(a, b string) (*state.Changes, error) {
-	va, err := s.resolveState(a)
+func (s *Server) Diff(ctx context.Context, a, b string) (*state.Changes, error) {
+	va, err := s.resolveState(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := s.resolveState(b)
+	vb, err := s.resolveState(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	return state.Diff(va, vb), nil
 }
 
-func (s *Server) resolveState(ref string) (*state.Version, error) {
+func (s *Server) resolveState(ctx context.Context, ref string) (*state.Version, error) {
 	if id, ok := strings.CutPrefix(ref, "session:"); ok {
-		return s.Current(id)
+		return s.Current(ctx, id)
 	}
-	return s.Version(ref)
+	return s.Version(ctx, ref)
 }
 
 // errSession wraps err with the session id for logs.

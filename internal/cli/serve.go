@@ -286,7 +286,7 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 		runErr = nil
 	}
 	if f.stateOut != "" {
-		v, err := srv.Current(id)
+		v, err := srv.Current(ctx, id)
 		if err != nil {
 			return errors.Join(runErr, err)
 		}

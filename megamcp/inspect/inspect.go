@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -15,8 +16,8 @@ type Sessions interface {
 	// Store is the store the sessions' versions belong to.
 	Store() *state.Store
 	// Current returns a session's current committed state; it waits for a
-	// call in progress to finish.
-	Current(id string) (*state.Version, error)
+	// call in progress to finish (or for ctx to end).
+	Current(ctx context.Context, id string) (*state.Version, error)
 	// Sessions lists the live session ids.
 	Sessions() []string
 }
@@ -57,8 +58,13 @@ func Serve(s Sessions, cfg Config) (*state.MySQLServer, error) {
 		AllowRemote: cfg.AllowRemote,
 		User:        cfg.User,
 		Password:    cfg.Token,
-		Resolve:     s.Current,
-		List:        s.Sessions,
+		Resolve: func(db string) (*state.Version, error) {
+			// The wire server resolves a database per statement, with no
+			// context of its own; a session's lock is held at most one
+			// call timeout.
+			return s.Current(context.Background(), db)
+		},
+		List: s.Sessions,
 	})
 }
 

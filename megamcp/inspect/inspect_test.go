@@ -123,7 +123,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 	}
 
 	// Writes are refused and the session is unchanged.
-	before, err := s.Current(a.ID)
+	before, err := s.Current(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 			t.Errorf("%s: err = %v, want read-only error", q, err)
 		}
 	}
-	after, err := s.Current(a.ID)
+	after, err := s.Current(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 	}
 
 	// A deleted session is an unknown database; a wrong token is refused.
-	if err := s.Delete(b.ID, 0); err != nil {
+	if err := s.Delete(ctx, b.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.ExecuteFetch("SELECT COUNT(*) FROM `"+b.ID+"`.notes", 10, false); errNum(err) != mysql.ERBadDb {
@@ -160,7 +160,7 @@ type fakeSessions struct {
 
 func (f fakeSessions) Store() *state.Store { return f.store }
 func (f fakeSessions) Sessions() []string  { return []string{"s1"} }
-func (f fakeSessions) Current(id string) (*state.Version, error) {
+func (f fakeSessions) Current(_ context.Context, id string) (*state.Version, error) {
 	if id != "s1" {
 		return nil, errors.New("no such session")
 	}
