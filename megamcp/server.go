@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,31 @@ type Config struct {
 	// layers above (infrastructure-failure handling, attribution); leave it
 	// nil in production.
 	Inject func(session, module, tool string, seq uint64) error
+	// MaxSessions bounds the live sessions (0: DefaultMaxSessions;
+	// negative: no bound). A creation at the bound fails with
+	// ErrAtCapacity.
+	MaxSessions int
+	// MaxEphemeralSessions bounds the live ephemeral sessions, made by
+	// unauthenticated MCP clients on /mcp (0: DefaultMaxEphemeralSessions;
+	// negative: no bound; never above MaxSessions).
+	MaxEphemeralSessions int
+	// RecoveryAttempts is how many times recovery tries a session that
+	// fails with a transient error (too many open files, out of memory, a
+	// replay deadline) before Open gives up (0: 4).
+	RecoveryAttempts int
+
+	// fault, if set, is consulted before the server opens, creates or
+	// writes a file of the data directory (op "open", "create", "write",
+	// "mkdir", "read"); a non-nil error is returned as that operation's
+	// error. Tests inject EMFILE and EROFS with it.
+	fault func(op, path string) error
 }
+
+// Defaults of Config's bounds.
+const (
+	DefaultMaxSessions          = 10000
+	DefaultMaxEphemeralSessions = 1000
+)
 
 // Server holds the sessions of one weft serve process: loaded modules
 // (shared), lifecycle groups, sessions with private workspaces, the
@@ -82,6 +107,8 @@ type Server struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+
+	health atomic.Pointer[writeHealth] // see Health
 }
 
 type loadedModule struct {
@@ -102,6 +129,15 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.CheckpointInterval == 0 {
 		cfg.CheckpointInterval = time.Second
 	}
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxEphemeralSessions == 0 {
+		cfg.MaxEphemeralSessions = DefaultMaxEphemeralSessions
+	}
+	if cfg.RecoveryAttempts <= 0 {
+		cfg.RecoveryAttempts = 4
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -115,10 +151,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DataDir != "" {
 		for _, d := range []string{"sessions", "versions"} {
 			if err := os.MkdirAll(filepath.Join(cfg.DataDir, d), 0o755); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %v", ErrDataDir, err)
 			}
 		}
+		if err := s.probeWritable(); err != nil {
+			return nil, err
+		}
 		if err := s.recover(ctx); err != nil {
+			s.closeSessions()
 			return nil, err
 		}
 	}
@@ -147,6 +187,14 @@ func (s *Server) Close() error {
 	if s.cfg.DataDir != "" {
 		errs = append(errs, s.checkpointAll(true))
 	}
+	errs = append(errs, s.closeSessions())
+	return errors.Join(errs...)
+}
+
+// closeSessions closes every session's ledger (Close, and Open when
+// recovery gives up).
+func (s *Server) closeSessions() error {
+	var errs []error
 	s.mu.Lock()
 	for _, ss := range s.sessions {
 		ss.mu.Lock()
@@ -361,7 +409,7 @@ func (s *Server) putVersion(ctx context.Context, v *state.Version) (string, erro
 			if err := v.Export(&buf); err != nil {
 				return "", err
 			}
-			if err := writeFileAtomic(p, buf.Bytes(), s.cfg.Fsync == FsyncAlways); err != nil {
+			if err := s.writeFile(p, buf.Bytes()); err != nil {
 				return "", err
 			}
 		}
@@ -386,9 +434,20 @@ func (s *Server) Version(ctx context.Context, id string) (*state.Version, error)
 	if s.cfg.DataDir == "" || !isHex64(id) {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchVersion, id)
 	}
-	f, err := os.Open(filepath.Join(s.cfg.DataDir, "versions", id+".json"))
-	if err != nil {
+	p := filepath.Join(s.cfg.DataDir, "versions", id+".json")
+	err := s.fault("open", p)
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(p)
+	}
+	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchVersion, id)
+	}
+	if err != nil {
+		// Not "no such version": the file may be there (too many open
+		// files, an I/O error) and recovery must not condemn a session
+		// for it.
+		return nil, fmt.Errorf("version %s: %w", id, err)
 	}
 	defer f.Close()
 	v, err = s.store.Import(ctx, f)

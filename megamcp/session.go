@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,13 @@ type sessionMeta struct {
 	Clock     int64     `json:"clock_ns"`
 	Created   time.Time `json:"created"`
 	Ephemeral bool      `json:"ephemeral,omitempty"`
+	// LedgerFormat is 1 for ledgers that start with walMagic (0: older
+	// ledgers, read as they are).
+	LedgerFormat int `json:"ledger_format,omitempty"`
 }
+
+// ledgerFormat is the format of the ledgers new sessions get.
+const ledgerFormat = 1
 
 // CreateOptions describes a new session.
 type CreateOptions struct {
@@ -146,34 +153,33 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 		ss.id = newID()
 	}
 	ss.meta = sessionMeta{ID: ss.id, Modules: opts.Modules, Digests: digests, Seed: opts.Seed,
-		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral}
+		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral,
+		LedgerFormat: ledgerFormat}
 	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock}
+	if err := s.checkCapacity(opts.ephemeral); err != nil {
+		return nil, err
+	}
 	if s.cfg.DataDir != "" {
-		dir := ss.dir()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := writeFileAtomic(filepath.Join(dir, "meta.json"), mustJSON(ss.meta), s.cfg.Fsync == FsyncAlways); err != nil {
-			return nil, err
-		}
-		w, _, err := openWAL(filepath.Join(dir, "ledger.wal"), s.cfg.Fsync)
+		w, err := s.createSessionFiles(ss)
 		if err != nil {
+			// Nothing of the session was acknowledged: leave nothing that
+			// a restart would take for a live session.
+			_ = os.RemoveAll(ss.dir())
 			return nil, err
-		}
-		if s.cfg.Fsync == FsyncAlways {
-			// The new directory entries (ledger.wal in the session's
-			// directory, the directory in sessions/) must be durable before
-			// any call of the session is acknowledged.
-			if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
-				w.close()
-				return nil, err
-			}
 		}
 		ss.wal = w
 	} else {
 		ss.wal = newMemWAL()
 	}
 	s.mu.Lock()
+	if err := s.capacityLocked(opts.ephemeral); err != nil {
+		s.mu.Unlock()
+		_ = ss.wal.close()
+		if s.cfg.DataDir != "" {
+			_ = os.RemoveAll(ss.dir())
+		}
+		return nil, err
+	}
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	if s.met != nil {
@@ -183,6 +189,43 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	}
 	s.log.Debug("session created", "session", ss.id, "modules", opts.Modules, "version", vid)
 	return ss, nil
+}
+
+// createSessionFiles makes the session's directory: the ledger (with its
+// magic, durable) first, then meta.json, written atomically, which marks
+// the creation complete. Recovery removes a directory without meta.json
+// whose ledger holds no record (a creation that never finished); it never
+// removes one with records.
+func (s *Server) createSessionFiles(ss *Session) (*wal, error) {
+	dir := ss.dir()
+	if err := s.fault("mkdir", dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lp := filepath.Join(dir, "ledger.wal")
+	if err := s.fault("create", lp); err != nil {
+		return nil, err
+	}
+	w, _, _, _, err := openWAL(lp, s.cfg.Fsync, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeFile(filepath.Join(dir, "meta.json"), mustJSON(ss.meta)); err != nil {
+		w.close()
+		return nil, err
+	}
+	if s.cfg.Fsync == FsyncAlways {
+		// The new directory entries (ledger.wal and meta.json in the
+		// session's directory, the directory in sessions/) must be durable
+		// before any call of the session is acknowledged.
+		if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 func (ss *Session) dir() string { return filepath.Join(ss.srv.cfg.DataDir, "sessions", ss.id) }
@@ -252,7 +295,14 @@ func (ss *Session) appendLocked(rec *Record) error {
 	rec.Session = ss.id
 	rec.Time = time.Now().UTC()
 	if err := ss.wal.append(rec); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			ss.srv.noteWrite(err)
+		}
 		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	if !ss.wal.mem {
+		ss.srv.noteWrite(nil)
 	}
 	ss.nrec++
 	if rec.Kind == KindCall {
