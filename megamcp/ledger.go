@@ -182,14 +182,23 @@ func openWAL(path string, policy FsyncPolicy, create bool) (w *wal, recs []Recor
 	good += start
 	if st.Size() > good {
 		cut = tailCut{Offset: good, Bytes: st.Size() - good, Records: 1}
-		if err := f.Truncate(good); err != nil {
-			return fail(err)
-		}
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		return fail(err)
-	}
+	// The tail is cut by cutTail once the caller has checked the records
+	// against the rest of the session (a checkpoint covering the "torn"
+	// frame proves it was acknowledged: damage, to be kept).
 	return &wal{f: f, path: path, policy: policy, n: uint64(len(recs)), start: start, size: good}, recs, cut, start > 0, nil
+}
+
+// cutTail truncates the file after its last good frame and positions it
+// for appends.
+func (w *wal) cutTail() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.f.Truncate(w.size); err != nil {
+		return err
+	}
+	_, err := w.f.Seek(w.size, io.SeekStart)
+	return err
 }
 
 // walStart positions f after the magic if the file starts with it (and

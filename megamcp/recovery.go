@@ -273,14 +273,6 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (replayed int, 
 		w.close()
 		return 0, false, fmt.Errorf("%w: ledger.wal lost its header (emptied or overwritten: %d bytes)", ErrCorruptLedger, cut.Offset+cut.Bytes)
 	}
-	if cut.Bytes > 0 {
-		s.log.Warn("ledger: torn tail cut (an append that was never acknowledged)", "session", id,
-			"offset", cut.Offset, "bytes", cut.Bytes, "records_cut", cut.Records, "records_kept", len(recs))
-		if s.met != nil {
-			s.met.tailCutRecords.Add(float64(cut.Records))
-			s.met.tailCutBytes.Add(float64(cut.Bytes))
-		}
-	}
 	base, err := s.Version(ctx, meta.Version)
 	if err != nil {
 		w.close()
@@ -316,6 +308,18 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (replayed int, 
 		if err := r.apply(ctx, &recs[i]); err != nil {
 			w.close()
 			return 0, false, err
+		}
+	}
+	if err := w.cutTail(); err != nil {
+		w.close()
+		return 0, false, err
+	}
+	if cut.Bytes > 0 {
+		s.log.Warn("ledger: torn tail cut (an append that was never acknowledged)", "session", id,
+			"offset", cut.Offset, "bytes", cut.Bytes, "records_cut", cut.Records, "records_kept", len(recs))
+		if s.met != nil {
+			s.met.tailCutRecords.Add(float64(cut.Records))
+			s.met.tailCutBytes.Add(float64(cut.Bytes))
 		}
 	}
 	ss := &Session{id: meta.ID, srv: s, group: g, base: meta.Version, created: meta.Created, meta: meta,
