@@ -23,6 +23,10 @@ const GenerationHeader = "Weft-Generation"
 // maxAdminBody bounds admin request bodies (state imports included).
 const maxAdminBody = 256 << 20
 
+// CodeAtCapacity is the error code of a refusal at a bound (sessions,
+// /mcp sessions, connections): HTTP 503 with Retry-After.
+const CodeAtCapacity = "at_capacity"
+
 // apiError is the JSON error body of the admin API.
 type apiError struct {
 	Error struct {
@@ -56,6 +60,13 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errTooLarge) {
 		body.Error.Code = "too_large"
 		writeJSON(w, http.StatusRequestEntityTooLarge, body)
+		return
+	}
+	if errors.Is(err, ErrAtCapacity) {
+		// A refusal, not a failure of anything: code "at_capacity".
+		body.Error.Code = CodeAtCapacity
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	var fe *FencedError
