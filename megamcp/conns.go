@@ -1,10 +1,13 @@
 package megamcp
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,10 +15,12 @@ import (
 // The zero value of each field is its default.
 type Limits struct {
 	// MaxConnections bounds open HTTP connections (default 1024). When a
-	// connection arrives at the bound, the connection idle the longest
-	// (keep-alive between requests, or opened with no request yet) for at
-	// least MinIdleForEviction is closed to make room; when there is none,
-	// the new connection gets "HTTP 503, code at_capacity" and is closed.
+	// connection arrives at the bound, one is closed to make room: one
+	// that never sent a request, idle the longest; else one whose request
+	// body arrives slower than MinBodyRate; else a keep-alive connection
+	// idle the longest (idle kinds only after MinIdleForEviction). When
+	// there is none, the new connection gets "HTTP 503, code at_capacity"
+	// and is closed.
 	MaxConnections int
 	// MinIdleForEviction: an idle connection is evicted only after this
 	// long (default 1 s), so the short pauses of an active client between
@@ -75,13 +80,21 @@ func (l Limits) withDefaults() Limits {
 // and write deadlines are set per request instead (see Limits).
 func (s *Server) HTTPServer(h http.Handler, ln net.Listener, lim Limits) (*http.Server, net.Listener) {
 	lim = lim.withDefaults()
-	cl := &connLimiter{Listener: ln, lim: lim, met: s.met, conns: map[net.Conn]*connEntry{}}
+	cl := &connLimiter{Listener: ln, lim: lim, met: s.met, conns: map[net.Conn]*connEntry{}, refusing: make(chan struct{}, MaxRefusing)}
 	srv := &http.Server{
 		Handler:           deadlines(h, lim),
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		ConnState:         cl.state,
-		ErrorLog:          nil,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			cl.mu.Lock()
+			e := cl.conns[c]
+			cl.mu.Unlock()
+			if e == nil {
+				return ctx
+			}
+			return context.WithValue(ctx, connKey{}, e)
+		},
 	}
 	return srv, cl
 }
@@ -94,6 +107,12 @@ func deadlines(h http.Handler, lim Limits) http.Handler {
 		now := time.Now()
 		if r.Body != nil && r.Body != http.NoBody {
 			_ = rc.SetReadDeadline(now.Add(lim.BodyTimeout))
+			if e, ok := r.Context().Value(connKey{}).(*connEntry); ok {
+				e.bodyBytes.Store(0)
+				e.bodyStart.Store(now.UnixNano())
+				defer e.bodyStart.Store(0)
+				r.Body = &bodyMeter{r.Body, e}
+			}
 		}
 		if !isMCPPath(r.URL.Path) {
 			_ = rc.SetWriteDeadline(now.Add(lim.WriteTimeout))
@@ -116,12 +135,60 @@ type connLimiter struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]*connEntry
+
+	refusing chan struct{} // refusals being written (at most MaxRefusing)
 }
+
+// MaxRefusing bounds the refusals (503 at_capacity, then close) being
+// written at once; over it a connection is closed without a response.
+// Each holds its descriptor for at most one second.
+const MaxRefusing = 64
 
 type connEntry struct {
 	state   http.ConnState
 	since   time.Time // of the state
 	evicted bool
+	// A request body being read: since when and how many bytes so far
+	// (set by the handler wrapper, read by admit).
+	bodyStart atomic.Int64 // Unix ns; 0: no body being read
+	bodyBytes atomic.Int64
+}
+
+// MinBodyRate is the slowest a request body may arrive (bytes per second,
+// averaged from its start) before its connection may be evicted to make
+// room at the connection bound; bodies get one second before it applies.
+const MinBodyRate = 1024
+
+type connKey struct{}
+
+// slowBody reports whether e is reading a body slower than MinBodyRate,
+// and how slow (bytes per second).
+func (e *connEntry) slowBody(now time.Time) (float64, bool) {
+	st := e.bodyStart.Load()
+	if st == 0 {
+		return 0, false
+	}
+	el := now.Sub(time.Unix(0, st)).Seconds()
+	if el < 1 {
+		return 0, false
+	}
+	rate := float64(e.bodyBytes.Load()) / el
+	return rate, rate < MinBodyRate
+}
+
+// bodyMeter counts a request body's bytes into its connection's entry.
+type bodyMeter struct {
+	io.ReadCloser
+	e *connEntry
+}
+
+func (b *bodyMeter) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.e.bodyBytes.Add(int64(n))
+	if err != nil {
+		b.e.bodyStart.Store(0)
+	}
+	return n, err
 }
 
 // refusalBody and refusal are the response of a connection over the
@@ -142,7 +209,16 @@ func (c *connLimiter) Accept() (net.Conn, error) {
 		if c.met != nil {
 			c.met.connsRefused.WithLabelValues("at_capacity").Inc()
 		}
+		select {
+		case c.refusing <- struct{}{}:
+		default:
+			// Too many refusals in flight: close without a response
+			// rather than hold another descriptor.
+			conn.Close()
+			continue
+		}
 		go func() {
+			defer func() { <-c.refusing }()
 			_ = conn.SetDeadline(time.Now().Add(time.Second))
 			_, _ = conn.Write([]byte(refusal))
 			if tc, ok := conn.(*net.TCPConn); ok {
@@ -167,17 +243,29 @@ func (c *connLimiter) admit(conn net.Conn) bool {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Victims, in order: a connection that never sent a request, idle the
+	// longest; one whose body arrives slower than MinBodyRate, slowest
+	// first; a keep-alive connection idle the longest. Each idle kind only
+	// after MinIdleForEviction.
 	live := 0
 	var victim net.Conn
-	var oldest time.Time
+	rank, key := 4, 0.0 // lower rank wins; within a rank, lower key
 	for k, e := range c.conns {
 		if e.evicted {
 			continue
 		}
 		live++
-		if (e.state == http.StateIdle || e.state == http.StateNew) && now.Sub(e.since) >= c.lim.MinIdleForEviction &&
-			(victim == nil || e.since.Before(oldest)) {
-			victim, oldest = k, e.since
+		r, kv := 4, 0.0
+		idle := now.Sub(e.since) >= c.lim.MinIdleForEviction
+		if rate, slow := e.slowBody(now); slow {
+			r, kv = 2, rate
+		} else if e.state == http.StateNew && idle {
+			r, kv = 1, float64(e.since.UnixNano())
+		} else if e.state == http.StateIdle && idle {
+			r, kv = 3, float64(e.since.UnixNano())
+		}
+		if r < rank || r == rank && kv < key {
+			victim, rank, key = k, r, kv
 		}
 	}
 	if live >= c.lim.MaxConnections {
@@ -187,7 +275,11 @@ func (c *connLimiter) admit(conn net.Conn) bool {
 		c.conns[victim].evicted = true
 		victim.Close()
 		if c.met != nil {
-			c.met.connsRefused.WithLabelValues("evicted_idle").Inc()
+			reason := "evicted_idle"
+			if rank == 2 {
+				reason = "evicted_slow_body"
+			}
+			c.met.connsRefused.WithLabelValues(reason).Inc()
 		}
 	}
 	c.conns[conn] = &connEntry{state: http.StateNew, since: now}
