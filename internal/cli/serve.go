@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
@@ -293,7 +292,9 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 		return err
 	}
 	a.log().Info("weft mcp: serving on stdio", "session", id, "modules", f.modules)
-	runErr := ms.Run(ctx, &mcp.StdioTransport{})
+	// weft's transport answers malformed lines and, at stdin EOF, lets the
+	// calls in flight finish before Run returns (so --state-out has them).
+	runErr := ms.Run(ctx, &megamcp.StdioTransport{In: os.Stdin, Out: os.Stdout})
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, io.EOF) {
 		runErr = nil
 	}
