@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
+	"time"
 
 	"github.com/weft-dev/weft/core/state"
 )
@@ -34,6 +36,13 @@ type Config struct {
 	// (required; see NewToken).
 	User  string
 	Token string
+	// HandshakeTimeout bounds the MySQL handshake of each connection, from
+	// accept to login (default DefaultHandshakeTimeout): a client that
+	// connects and sends nothing is closed.
+	HandshakeTimeout time.Duration
+	// MaxConns bounds open connections (default DefaultMaxConns); a client
+	// over it gets MySQL error 1040 "Too many connections".
+	MaxConns int
 }
 
 // DefaultAddress is where Serve listens without Config.Address.
@@ -52,9 +61,25 @@ func Serve(s Sessions, cfg Config) (*state.MySQLServer, error) {
 	if addr == "" && cfg.Listener == nil {
 		addr = DefaultAddress
 	}
-	return s.Store().NewMySQLServer(state.MySQLConfig{
-		Address:     addr,
-		Listener:    cfg.Listener,
+	ln := cfg.Listener
+	if ln == nil {
+		if !cfg.AllowRemote && !loopback(addr) {
+			return nil, fmt.Errorf("inspect: address %q is not loopback (set AllowRemote to serve it)", addr)
+		}
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("inspect: %w", err)
+		}
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	lim := &limitListener{Listener: ln, max: cfg.MaxConns, handshake: cfg.HandshakeTimeout}
+	ms, err := s.Store().NewMySQLServer(state.MySQLConfig{
+		Listener:    lim,
 		AllowRemote: cfg.AllowRemote,
 		User:        cfg.User,
 		Password:    cfg.Token,
@@ -66,6 +91,21 @@ func Serve(s Sessions, cfg Config) (*state.MySQLServer, error) {
 		},
 		List: s.Sessions,
 	})
+	if err != nil && cfg.Listener == nil {
+		ln.Close()
+	}
+	return ms, err
+}
+
+// loopback reports whether addr's host is a loopback name or address
+// (checked before binding, so that a public address is never bound).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // NewToken returns a random token for Config.Token: 128 bits from
