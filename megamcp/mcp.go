@@ -6,11 +6,13 @@
 package megamcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -353,7 +355,7 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 		}
 		// Unauthenticated clients open MCP sessions here: a new one (a
 		// request without Mcp-Session-Id) is refused at the bound.
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && mayInitialize(r) {
 			if err := s.mcpCapacity(defGroup); err != nil {
 				writeError(w, err)
 				return
@@ -391,6 +393,24 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 	return mux, nil
 }
 
+// mayInitialize reports whether a POST without a session id may be an
+// initialize request (the one that makes a session); its body is read and
+// put back (it is bounded by the SDK's request limit when served).
+func mayInitialize(r *http.Request) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxArgumentsBytes+64<<10))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	if err != nil {
+		return true
+	}
+	var probe struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(b, &probe) != nil {
+		return true
+	}
+	return probe.Method == "initialize"
+}
+
 // mcpCapacity refuses a new MCP session on /mcp when the default group's
 // MCP server already has Config.MaxEphemeralSessions of them (each gets an
 // ephemeral weft session on its first call; the SDK keeps an MCP session
@@ -401,7 +421,13 @@ func (s *Server) mcpCapacity(g *Group) error {
 		return nil
 	}
 	n := 0
-	for range s.mcpServer(g).Sessions() {
+	for ss := range s.mcpServer(g).Sessions() {
+		// Only sessions that were initialized count: the SDK also keeps
+		// short-lived ones (a client's server/discover probe before its
+		// initialize).
+		if ss.ID() == "" || ss.InitializeParams() == nil {
+			continue
+		}
 		n++
 		if n >= max {
 			return fmt.Errorf("%w: %d MCP sessions open on /mcp, the limit; retry when one ends", ErrAtCapacity, n)
