@@ -42,7 +42,7 @@ func TestLoadSlice(t *testing.T) {
 		t.Skip("load test")
 	}
 	runLoad(t, loadShape{Idle: 300, Slow: 100, Sessions: 10, Duration: 3 * time.Second,
-		Limits:       Limits{MaxConnections: 128, BodyTimeout: time.Second, IdleTimeout: 2 * time.Second, MinIdleForEviction: 200 * time.Millisecond},
+		Limits:       Limits{MaxConnections: 128, BodyTimeout: time.Second, IdleTimeout: 5 * time.Second, MinIdleForEviction: 2 * time.Second},
 		MaxHeapBytes: 256 << 20})
 }
 
