@@ -21,13 +21,14 @@ TEST_FLAGS ?= -race -count=1
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test retail-seed mcp-test check bench demo fuzz clean proto proto-tools
+.PHONY: all help build test module-test retail-seed mcp-test check bench load-test demo fuzz clean proto proto-tools
 
 all: build
 
 help:
 	@echo "make build   build bin/weft with version/commit stamps"
 	@echo "make test    go test $(TEST_FLAGS) ./..."
+	@echo "make load-test  the full-size MegaMCP load test (2,000 idle + 1,000 slow connections, 100 calling sessions)"
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
 	@echo "make retail-seed  rewrite examples/data/tau2-retail/db.state.json from db.json"
 	@echo "make mcp-test  real MCP clients against weft serve/mcp (part of make test; needs npm)"
@@ -122,6 +123,13 @@ $(STATICCHECK):
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./... | tee bench.txt
+
+# The full-size MegaMCP load test on loopback (docs/api.md, "Limits"): 2,000
+# idle keep-alive connections and 1,000 slow bodies against the default
+# 1,024-connection cap while 100 sessions keep calling. `make test` runs a
+# small slice of it (TestLoadSlice).
+load-test:
+	WEFT_LOAD_TEST=1 $(GO) test -count=1 -run 'TestLoad' -v -timeout 10m ./megamcp/
 
 # The demo is the main job on the embedded defaults: configs/tau2-retail.hcl
 # (the tau2-bench retail data in examples/data, the scripted policy with

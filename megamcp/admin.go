@@ -23,6 +23,10 @@ const GenerationHeader = "Weft-Generation"
 // maxAdminBody bounds admin request bodies (state imports included).
 const maxAdminBody = 256 << 20
 
+// CodeAtCapacity is the error code of a refusal at a bound (sessions,
+// /mcp sessions, connections): HTTP 503 with Retry-After.
+const CodeAtCapacity = "at_capacity"
+
 // apiError is the JSON error body of the admin API.
 type apiError struct {
 	Error struct {
@@ -56,6 +60,13 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errTooLarge) {
 		body.Error.Code = "too_large"
 		writeJSON(w, http.StatusRequestEntityTooLarge, body)
+		return
+	}
+	if errors.Is(err, ErrAtCapacity) {
+		// A refusal, not a failure of anything: code "at_capacity".
+		body.Error.Code = CodeAtCapacity
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	var fe *FencedError
@@ -177,7 +188,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("DELETE /v1/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		gen, err := generation(r, 0)
 		if err == nil {
-			err = s.Delete(r.PathValue("id"), gen)
+			err = s.Delete(r.Context(), r.PathValue("id"), gen)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -223,7 +234,7 @@ func (s *Server) AdminHandler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		vid, err := s.Snapshot(r.PathValue("id"), gen)
+		vid, err := s.Snapshot(r.Context(), r.PathValue("id"), gen)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -247,7 +258,7 @@ func (s *Server) AdminHandler() http.Handler {
 			writeError(w, err)
 			return
 		}
-		g, err := s.Restore(r.PathValue("id"), gen, req.Version)
+		g, err := s.Restore(r.Context(), r.PathValue("id"), gen, req.Version)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -290,7 +301,7 @@ func (s *Server) AdminHandler() http.Handler {
 			err = fmt.Errorf("%w: clock needs a time (RFC 3339)", ErrBadRequest)
 		}
 		if err == nil {
-			err = s.SetClock(r.PathValue("id"), gen, req.Time)
+			err = s.SetClock(r.Context(), r.PathValue("id"), gen, req.Time)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -317,7 +328,7 @@ func (s *Server) AdminHandler() http.Handler {
 			}
 			limit = n
 		}
-		recs, err := s.Ledger(r.PathValue("id"), from, limit)
+		recs, err := s.Ledger(r.Context(), r.PathValue("id"), from, limit)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -329,7 +340,7 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /v1/sessions/{id}/state", func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.Current(r.PathValue("id"))
+		v, err := s.Current(r.Context(), r.PathValue("id"))
 		if err != nil {
 			writeError(w, err)
 			return
@@ -348,7 +359,7 @@ func (s *Server) AdminHandler() http.Handler {
 			}
 			from = ss.base
 		}
-		c, err := s.Diff(from, "session:"+id)
+		c, err := s.Diff(r.Context(), from, "session:"+id)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -398,7 +409,7 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusCreated, map[string]string{"version": vid})
 	})
 	mux.HandleFunc("GET /v1/versions/{vid}", func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.Version(r.PathValue("vid"))
+		v, err := s.Version(r.Context(), r.PathValue("vid"))
 		if err != nil {
 			writeError(w, err)
 			return
@@ -412,7 +423,7 @@ func (s *Server) AdminHandler() http.Handler {
 			writeError(w, fmt.Errorf("%w: diff needs a and b (version ids or session:<id>)", ErrBadRequest))
 			return
 		}
-		c, err := s.Diff(q.Get("a"), q.Get("b"))
+		c, err := s.Diff(r.Context(), q.Get("a"), q.Get("b"))
 		if err != nil {
 			writeError(w, err)
 			return

@@ -274,7 +274,7 @@ func benchCreate(b *testing.B, f *benchFixture) {
 				b.Fatal(err)
 			}
 			next = append(next, time.Since(t1))
-			if err := s.Delete(id, 0); err != nil {
+			if err := s.Delete(ctx, id, 0); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -70,7 +69,7 @@ func (s *Server) checkpointAll(final bool) error {
 		go func() {
 			defer wg.Done()
 			for ss := range work {
-				err := ss.checkpoint()
+				err := ss.checkpoint(context.Background())
 				ss.mu.Lock()
 				l := ss.nrec - ss.ck.Index
 				ss.mu.Unlock()
@@ -97,7 +96,7 @@ func (s *Server) checkpointAll(final bool) error {
 // checkpoint writes the session's checkpoint if it has new records. The
 // session is locked only to take the snapshot (O(tables)); the delta is
 // computed and written outside the lock.
-func (ss *Session) checkpoint() error {
+func (ss *Session) checkpoint(ctx context.Context) error {
 	ss.mu.Lock()
 	if ss.closed || ss.nrec == ss.ck.Index {
 		ss.mu.Unlock()
@@ -114,14 +113,14 @@ func (ss *Session) checkpoint() error {
 	ss.mu.Unlock()
 
 	start := time.Now()
-	aid, err := ss.srv.putVersion(anchor)
+	aid, err := ss.srv.putVersion(ctx, anchor)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	if err := v.ExportDelta(&buf, anchor); err != nil {
 		// The schema changed: checkpoint the whole state as a version.
-		if aid, err = ss.srv.putVersion(v); err != nil {
+		if aid, err = ss.srv.putVersion(ctx, v); err != nil {
 			return err
 		}
 		buf.Reset()
@@ -132,7 +131,7 @@ func (ss *Session) checkpoint() error {
 	info.Anchor = aid
 	info.Delta = bytes.TrimSpace(buf.Bytes())
 	info.Time = time.Now().UTC()
-	if err := writeFileAtomic(filepath.Join(ss.dir(), "checkpoint.json"), mustJSON(info), ss.srv.cfg.Fsync == FsyncAlways); err != nil {
+	if err := ss.srv.writeFile(filepath.Join(ss.dir(), "checkpoint.json"), mustJSON(info)); err != nil {
 		return err
 	}
 	ss.mu.Lock()
@@ -187,7 +186,7 @@ func (r *replayer) apply(ctx context.Context, rec *Record) error {
 		r.clock.Set(time.Unix(0, rec.Clock).UTC())
 		r.ms.SetSeq(max(r.ms.Seq(), rec.Seq))
 	case KindRestore:
-		v, err := r.srv.Version(rec.Version)
+		v, err := r.srv.Version(ctx, rec.Version)
 		if err != nil {
 			return err
 		}
@@ -288,7 +287,7 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(0); err != nil {
+	if err := ss.lock(ctx, 0); err != nil {
 		return nil, err
 	}
 	n := ss.nrec
@@ -301,7 +300,7 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	if uint64(len(recs)) != n {
 		return nil, fmt.Errorf("session %s: ledger has %d records, expected %d", id, len(recs), n)
 	}
-	v, err := s.Version(ss.meta.Version)
+	v, err := s.Version(ctx, ss.meta.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -313,160 +312,4 @@ func (s *Server) Replay(ctx context.Context, id string) (*ReplayResult, error) {
 	}
 	rh := r.ws.Hash().String()
 	return &ReplayResult{Records: n, ReplayHash: rh, Hash: live, Equal: rh == live && r.mismatches == 0, MismatchedCalls: r.mismatches}, nil
-}
-
-// recover rebuilds every session found in the data directory.
-func (s *Server) recover(ctx context.Context) error {
-	root := filepath.Join(s.cfg.DataDir, "sessions")
-	// Temporary files of atomic writes a crash interrupted (versions,
-	// meta.json, checkpoint.json): never renamed, never read.
-	for _, pat := range []string{filepath.Join(s.cfg.DataDir, "versions", "*.tmp"), filepath.Join(root, "*", "*.tmp")} {
-		tmps, _ := filepath.Glob(pat)
-		for _, f := range tmps {
-			_ = os.Remove(f)
-		}
-	}
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	var (
-		mu                 sync.Mutex
-		n, replayed, broke int
-		wg                 sync.WaitGroup
-	)
-	work := make(chan string)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range work {
-				dir := filepath.Join(root, name)
-				k, err := s.recoverSession(ctx, dir)
-				mu.Lock()
-				switch {
-				case err != nil:
-					// One broken session must not keep the others down: set
-					// it aside for an operator and go on.
-					broke++
-					aside := dir + ".failed"
-					s.log.Error("session not recovered; set aside", "session", name, "dir", aside, "err", err)
-					_ = os.Rename(dir, aside)
-				case k >= 0:
-					n++
-					replayed += k
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, e := range ents {
-		if e.IsDir() && validID(e.Name()) {
-			work <- e.Name()
-		}
-	}
-	close(work)
-	wg.Wait()
-	if n > 0 || broke > 0 {
-		s.log.Info("sessions recovered", "sessions", n, "failed", broke, "records_replayed", replayed, "seconds", time.Since(start).Seconds())
-	}
-	return nil
-}
-
-// recoverSession returns the number of ledger records replayed, or -1 for a
-// directory without metadata (a create that never finished: removed).
-func (s *Server) recoverSession(ctx context.Context, dir string) (int, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return -1, os.RemoveAll(dir)
-	}
-	if err != nil {
-		return 0, err
-	}
-	var meta sessionMeta
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return 0, fmt.Errorf("meta.json: %w", err)
-	}
-	g, err := s.group(ctx, meta.Digests)
-	if err != nil {
-		return 0, err
-	}
-	w, recs, err := openWAL(filepath.Join(dir, "ledger.wal"), s.cfg.Fsync)
-	if err != nil {
-		return 0, err
-	}
-	base, err := s.Version(meta.Version)
-	if err != nil {
-		w.close()
-		return 0, err
-	}
-	r := s.newReplayer(g, base, meta)
-	var ck checkpointInfo
-	if c, v, anchor, err := s.loadCheckpoint(ctx, dir, len(recs)); errors.Is(err, ErrCorruptLedger) {
-		w.close()
-		return 0, err
-	} else if err != nil {
-		// The ledger is the source of truth: a damaged checkpoint only costs
-		// a longer replay.
-		s.log.Warn("checkpoint unusable; replaying the whole ledger", "session", meta.ID, "err", err)
-	} else if c != nil {
-		if err := r.ws.Restore(v); err != nil {
-			w.close()
-			return 0, err
-		}
-		ck = *c
-		r.anchor, r.gen, r.calls = anchor, ck.Generation, ck.Calls
-		r.ms.SetSeq(ck.Seq)
-		r.clock.Set(time.Unix(0, ck.Clock).UTC())
-		ck.Delta = nil
-	}
-	for i := ck.Index; i < uint64(len(recs)); i++ {
-		if err := r.apply(ctx, &recs[i]); err != nil {
-			w.close()
-			return 0, err
-		}
-	}
-	ss := &Session{id: meta.ID, srv: s, group: g, base: meta.Version, created: meta.Created, meta: meta,
-		ws: r.ws, ms: r.ms, clock: r.clock, gen: r.gen, anchor: r.anchor, wal: w,
-		nrec: uint64(len(recs)), calls: r.calls, ck: ck, ephemeral: meta.Ephemeral, replayMismatches: r.mismatches}
-	s.mu.Lock()
-	s.sessions[ss.id] = ss
-	s.mu.Unlock()
-	if s.met != nil {
-		s.met.sessions.Inc()
-	}
-	return len(recs) - int(ck.Index), nil
-}
-
-// loadCheckpoint reads dir's checkpoint.json and rebuilds the state it
-// records: nil without a checkpoint, an error for one that is damaged or
-// does not fit the ledger (nrecs records).
-func (s *Server) loadCheckpoint(ctx context.Context, dir string, nrecs int) (*checkpointInfo, *state.Version, *state.Version, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "checkpoint.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var ck checkpointInfo
-	if err := json.Unmarshal(b, &ck); err != nil {
-		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
-	}
-	if ck.Index > uint64(nrecs) {
-		return nil, nil, nil, fmt.Errorf("%w: the checkpoint covers %d records but the ledger has %d: acknowledged records are missing", ErrCorruptLedger, ck.Index, nrecs)
-	}
-	anchor, err := s.Version(ck.Anchor)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	v, err := s.store.ImportDelta(ctx, anchor, bytes.NewReader(ck.Delta))
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
-	}
-	if v.Hash().String() != ck.Hash {
-		return nil, nil, nil, fmt.Errorf("checkpoint.json: state hash %s, recorded %s", v.Hash(), ck.Hash)
-	}
-	return &ck, v, anchor, nil
 }

@@ -113,6 +113,7 @@ type wal struct {
 	path   string
 	policy FsyncPolicy
 	n      uint64 // records in the file
+	start  int64  // offset of the first frame (after the magic)
 	size   int64
 	// mem keeps the records in memory instead (a server without a data
 	// directory).
@@ -123,26 +124,99 @@ type wal struct {
 
 func newMemWAL() *wal { return &wal{mem: true} }
 
-// openWAL opens (creating) the log at path and returns it with its records.
-func openWAL(path string, policy FsyncPolicy) (*wal, []Record, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// walMagic opens every ledger written since ledger format 1: an emptied or
+// truncated-to-zero ledger (no magic) is then told apart from a session
+// that has made no call (the magic alone). Ledgers of format 0 (before the
+// magic) start with their first frame and are still read.
+const walMagic = "WEFTWAL1"
+
+// tailCut describes the bytes openWAL cut off the end of a ledger: a torn
+// or corrupt last frame, never an acknowledged record (the append of a call
+// is acknowledged only once its frame is whole).
+type tailCut struct {
+	Offset  int64 // where the cut starts, bytes from the start of the file
+	Bytes   int64 // bytes cut
+	Records int   // frames cut: 1 (only the append in flight can be torn)
+}
+
+// openWAL opens the log at path and returns it with its records and what
+// was cut off its end. With create, a missing file is created (with the
+// magic); without it, a missing file is an error (recovery: the ledger of a
+// session with metadata must exist). magic reports whether the file starts
+// with walMagic.
+func openWAL(path string, policy FsyncPolicy, create bool) (w *wal, recs []Record, cut tailCut, magic bool, err error) {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cut, false, err
+	}
+	fail := func(err error) (*wal, []Record, tailCut, bool, error) {
+		f.Close()
+		return nil, nil, tailCut{}, false, err
+	}
+	if create {
+		if _, err := f.Write([]byte(walMagic)); err != nil {
+			return fail(err)
+		}
+		if policy == FsyncAlways {
+			if err := f.Sync(); err != nil {
+				return fail(err)
+			}
+		}
+		return &wal{f: f, path: path, policy: policy, start: int64(len(walMagic)), size: int64(len(walMagic))}, nil, cut, true, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	start, err := walStart(f)
+	if err != nil {
+		return fail(err)
 	}
 	recs, good, err := readFrames(f)
 	if err != nil {
-		f.Close()
-		return nil, nil, err
+		return fail(err)
 	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, nil, err
+	good += start
+	if st.Size() > good {
+		cut = tailCut{Offset: good, Bytes: st.Size() - good, Records: 1}
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, nil, err
+	// The tail is cut by cutTail once the caller has checked the records
+	// against the rest of the session (a checkpoint covering the "torn"
+	// frame proves it was acknowledged: damage, to be kept).
+	return &wal{f: f, path: path, policy: policy, n: uint64(len(recs)), start: start, size: good}, recs, cut, start > 0, nil
+}
+
+// cutTail truncates the file after its last good frame and positions it
+// for appends.
+func (w *wal) cutTail() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.f.Truncate(w.size); err != nil {
+		return err
 	}
-	return &wal{f: f, path: path, policy: policy, n: uint64(len(recs)), size: good}, recs, nil
+	_, err := w.f.Seek(w.size, io.SeekStart)
+	return err
+}
+
+// walStart positions f after the magic if the file starts with it (and
+// returns its length), else at 0 (format 0).
+func walStart(f *os.File) (int64, error) {
+	var m [len(walMagic)]byte
+	n, err := io.ReadFull(f, m[:])
+	if err == nil && string(m[:]) == walMagic {
+		return int64(n), nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return 0, nil
 }
 
 // ErrCorruptLedger: a ledger frame that is not the last one is damaged (bad
@@ -274,6 +348,9 @@ func (w *wal) read(from uint64, limit int) ([]Record, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if _, err := walStart(f); err != nil {
+		return nil, err
+	}
 	recs, _, err := readFrames(f)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func TestLedgerDamage(t *testing.T) {
 	if r := call(t, s1, b.ID, 0, "add_note", big); !r.Result.IsError || !strings.Contains(text(r), "over the") {
 		t.Fatalf("oversized arguments: %s", text(r))
 	}
-	recs, _ := s1.Ledger(b.ID, 4, 1)
+	recs, _ := s1.Ledger(ctx, b.ID, 4, 1)
 	if len(recs) != 1 || string(recs[0].Arguments) != `{"weft/omitted_bytes":4194315}` || recs[0].Error.Kind != "invalid_arguments" {
 		t.Fatalf("oversized record: %+v", recs)
 	}
@@ -44,8 +44,9 @@ func TestLedgerDamage(t *testing.T) {
 	// a: flip a byte inside its second record.
 	walA := filepath.Join(dir, "sessions", a.ID, "ledger.wal")
 	data, _ := os.ReadFile(walA)
-	var first uint32 = uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16 | uint32(data[3])<<24
-	data[8+int(first)+8+10] ^= 0x20
+	h := len(walMagic) // frames follow the magic
+	var first uint32 = uint32(data[h]) | uint32(data[h+1])<<8 | uint32(data[h+2])<<16 | uint32(data[h+3])<<24
+	data[h+8+int(first)+8+10] ^= 0x20
 	if err := os.WriteFile(walA, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestLedgerDamage(t *testing.T) {
 	if got.Hash != wantB.Hash || got.Ledger != wantB.Ledger {
 		t.Fatalf("b after a damaged checkpoint: %+v, want %+v", got, wantB)
 	}
-	_, _, err = readFrames(strings.NewReader(string(data)))
+	_, _, err = readFrames(strings.NewReader(string(data[h:])))
 	if !errors.Is(err, ErrCorruptLedger) {
 		t.Fatalf("readFrames on mid-file damage: %v", err)
 	}

@@ -6,11 +6,13 @@
 package megamcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -135,7 +137,7 @@ func (s *Server) mcpSession(ctx context.Context, ms *mcp.ServerSession, h http.H
 	go func() {
 		_ = ms.Wait()
 		s.bound.Delete(mid)
-		if err := s.Delete(mid, 0); err != nil && !errors.Is(err, ErrNoSuchSession) {
+		if err := s.Delete(context.Background(), mid, 0); err != nil && !errors.Is(err, ErrNoSuchSession) {
 			s.log.Warn("deleting ephemeral session", "session", mid, "err", err)
 		}
 	}()
@@ -168,6 +170,9 @@ func requestGeneration(h http.Header, meta mcp.Meta) (uint64, error) {
 // protocolError turns a server error into the MCP error the client sees.
 func protocolError(err error) error {
 	data := map[string]any{"kind": errorKind(err)}
+	if errors.Is(err, ErrAtCapacity) {
+		data["kind"] = CodeAtCapacity
+	}
 	code := int64(jsonrpc.CodeInternalError)
 	var fe *FencedError
 	switch {
@@ -348,6 +353,14 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 			writeJSON(w, http.StatusNotFound, body)
 			return
 		}
+		// Unauthenticated clients open MCP sessions here: a new one (a
+		// request without Mcp-Session-Id) is refused at the bound.
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && mayInitialize(r) {
+			if err := s.mcpCapacity(defGroup); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
 		defHandler.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/mcp/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -368,10 +381,59 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 		mux.Handle("/metrics", bearer(opts.Token, opts.Metrics))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.Health(); err != nil {
+			var body apiError
+			body.Error.Code, body.Error.Message = "unhealthy", err.Error()
+			writeJSON(w, http.StatusServiceUnavailable, body)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	return mux, nil
+}
+
+// mayInitialize reports whether a POST without a session id may be an
+// initialize request (the one that makes a session); its body is read and
+// put back (it is bounded by the SDK's request limit when served).
+func mayInitialize(r *http.Request) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxArgumentsBytes+64<<10))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	if err != nil {
+		return true
+	}
+	var probe struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(b, &probe) != nil {
+		return true
+	}
+	return probe.Method == "initialize"
+}
+
+// mcpCapacity refuses a new MCP session on /mcp when the default group's
+// MCP server already has Config.MaxEphemeralSessions of them (each gets an
+// ephemeral weft session on its first call; the SDK keeps an MCP session
+// until it ends or idles out).
+func (s *Server) mcpCapacity(g *Group) error {
+	max := s.cfg.MaxEphemeralSessions
+	if max <= 0 {
+		return nil
+	}
+	n := 0
+	for ss := range s.mcpServer(g).Sessions() {
+		// Only sessions that were initialized count: the SDK also keeps
+		// short-lived ones (a client's server/discover probe before its
+		// initialize).
+		if ss.ID() == "" || ss.InitializeParams() == nil {
+			continue
+		}
+		n++
+		if n >= max {
+			return fmt.Errorf("%w: %d MCP sessions open on /mcp, the limit; retry when one ends", ErrAtCapacity, n)
+		}
+	}
+	return nil
 }
 
 // StdioServer creates one session and returns an MCP server bound to it, for

@@ -55,7 +55,7 @@ func TestMCPSessionBinding(t *testing.T) {
 	// An ephemeral session deleted by an operator stays deleted.
 	eph := mcpConnect(t, ts.URL+"/mcp", nil)
 	callTool(t, eph, "add_note", map[string]any{"text": "ephemeral"})
-	if err := s.Delete(eph.ID(), 0); err != nil {
+	if err := s.Delete(ctx, eph.ID(), 0); err != nil {
 		t.Fatal(err)
 	}
 	_, err = eph.CallTool(ctx, &mcp.CallToolParams{Name: "list_notes"})

@@ -42,13 +42,13 @@ func TestRecoveryReplayMismatchIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "sessions", a.ID, "ledger.wal")
-	w, recs, err := openWAL(path, FsyncNever)
+	w, recs, _, _, err := openWAL(path, FsyncNever, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.close()
 	os.Remove(path)
-	w, _, err = openWAL(path, FsyncNever)
+	w, _, _, _, err = openWAL(path, FsyncNever, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (s *Server) ReadResource(ctx context.Context, id string, gen uint64, uri st
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()
@@ -44,7 +44,7 @@ func (s *Server) GetPrompt(ctx context.Context, id string, gen uint64, name stri
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()

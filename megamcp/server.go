@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,31 @@ type Config struct {
 	// layers above (infrastructure-failure handling, attribution); leave it
 	// nil in production.
 	Inject func(session, module, tool string, seq uint64) error
+	// MaxSessions bounds the live sessions (0: DefaultMaxSessions;
+	// negative: no bound). A creation at the bound fails with
+	// ErrAtCapacity.
+	MaxSessions int
+	// MaxEphemeralSessions bounds the live ephemeral sessions, made by
+	// unauthenticated MCP clients on /mcp (0: DefaultMaxEphemeralSessions;
+	// negative: no bound; never above MaxSessions).
+	MaxEphemeralSessions int
+	// RecoveryAttempts is how many times recovery tries a session that
+	// fails with a transient error (too many open files, out of memory, a
+	// replay deadline) before Open gives up (0: 4).
+	RecoveryAttempts int
+
+	// fault, if set, is consulted before the server opens, creates or
+	// writes a file of the data directory (op "open", "create", "write",
+	// "mkdir", "read"); a non-nil error is returned as that operation's
+	// error. Tests inject EMFILE and EROFS with it.
+	fault func(op, path string) error
 }
+
+// Defaults of Config's bounds.
+const (
+	DefaultMaxSessions          = 10000
+	DefaultMaxEphemeralSessions = 1000
+)
 
 // Server holds the sessions of one weft serve process: loaded modules
 // (shared), lifecycle groups, sessions with private workspaces, the
@@ -82,6 +107,8 @@ type Server struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+
+	health atomic.Pointer[writeHealth] // see Health
 }
 
 type loadedModule struct {
@@ -102,6 +129,15 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.CheckpointInterval == 0 {
 		cfg.CheckpointInterval = time.Second
 	}
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxEphemeralSessions == 0 {
+		cfg.MaxEphemeralSessions = DefaultMaxEphemeralSessions
+	}
+	if cfg.RecoveryAttempts <= 0 {
+		cfg.RecoveryAttempts = 4
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -115,10 +151,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DataDir != "" {
 		for _, d := range []string{"sessions", "versions"} {
 			if err := os.MkdirAll(filepath.Join(cfg.DataDir, d), 0o755); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %v", ErrDataDir, err)
 			}
 		}
+		if err := s.probeWritable(); err != nil {
+			return nil, err
+		}
 		if err := s.recover(ctx); err != nil {
+			s.closeSessions()
 			return nil, err
 		}
 	}
@@ -147,6 +187,14 @@ func (s *Server) Close() error {
 	if s.cfg.DataDir != "" {
 		errs = append(errs, s.checkpointAll(true))
 	}
+	errs = append(errs, s.closeSessions())
+	return errors.Join(errs...)
+}
+
+// closeSessions closes every session's ledger (Close, and Open when
+// recovery gives up).
+func (s *Server) closeSessions() error {
+	var errs []error
 	s.mu.Lock()
 	for _, ss := range s.sessions {
 		ss.mu.Lock()
@@ -353,7 +401,7 @@ func VersionID(v *state.Version) string { return v.Hash().String() }
 
 // putVersion registers v and, with a DataDir, writes it to
 // versions/<id>.json (once per id) before returning its id.
-func (s *Server) putVersion(v *state.Version) (string, error) {
+func (s *Server) putVersion(ctx context.Context, v *state.Version) (string, error) {
 	id := VersionID(v)
 	s.mu.RLock()
 	_, ok := s.versions[id]
@@ -362,13 +410,16 @@ func (s *Server) putVersion(v *state.Version) (string, error) {
 		return id, nil
 	}
 	if s.cfg.DataDir != "" {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		p := filepath.Join(s.cfg.DataDir, "versions", id+".json")
 		if _, err := os.Stat(p); err != nil {
 			var buf bytes.Buffer
 			if err := v.Export(&buf); err != nil {
 				return "", err
 			}
-			if err := writeFileAtomic(p, buf.Bytes(), s.cfg.Fsync == FsyncAlways); err != nil {
+			if err := s.writeFile(p, buf.Bytes()); err != nil {
 				return "", err
 			}
 		}
@@ -382,8 +433,8 @@ func (s *Server) putVersion(v *state.Version) (string, error) {
 }
 
 // Version returns the version with the given id, loading it from the data
-// directory if needed. Errors: ErrNoSuchVersion.
-func (s *Server) Version(id string) (*state.Version, error) {
+// directory if needed (ctx bounds the import). Errors: ErrNoSuchVersion.
+func (s *Server) Version(ctx context.Context, id string) (*state.Version, error) {
 	s.mu.RLock()
 	v, ok := s.versions[id]
 	s.mu.RUnlock()
@@ -393,12 +444,23 @@ func (s *Server) Version(id string) (*state.Version, error) {
 	if s.cfg.DataDir == "" || !isHex64(id) {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchVersion, id)
 	}
-	f, err := os.Open(filepath.Join(s.cfg.DataDir, "versions", id+".json"))
-	if err != nil {
+	p := filepath.Join(s.cfg.DataDir, "versions", id+".json")
+	err := s.fault("open", p)
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(p)
+	}
+	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchVersion, id)
 	}
+	if err != nil {
+		// Not "no such version": the file may be there (too many open
+		// files, an I/O error) and recovery must not condemn a session
+		// for it.
+		return nil, fmt.Errorf("version %s: %w", id, err)
+	}
 	defer f.Close()
-	v, err = s.store.Import(context.Background(), f)
+	v, err = s.store.Import(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("version %s: %w", id, err)
 	}
@@ -419,7 +481,7 @@ func (s *Server) ImportVersion(ctx context.Context, doc []byte) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	return s.putVersion(v)
+	return s.putVersion(ctx, v)
 }
 
 func isHex64(s string) bool {

@@ -72,7 +72,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if r.Result.IsError || r.RowsChanged != 1 || r.Seq != 0 || r.Index != 0 {
 		t.Fatalf("add_note = %+v %s", r, text(r))
 	}
-	v1, err := s.Snapshot(id, 0)
+	v1, err := s.Snapshot(ctx, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("after refused calls: %+v (hash before %s)", got, h)
 	}
 
-	gen, err := s.Restore(id, 0, v1)
+	gen, err := s.Restore(ctx, id, 0, v1)
 	if err != nil || gen != 2 {
 		t.Fatalf("restore = %d, %v", gen, err)
 	}
@@ -104,7 +104,7 @@ func TestSessionLifecycle(t *testing.T) {
 	// generation than the current one is refused and changes nothing (the
 	// first generation is 1, so even a client that read the session before
 	// its first restore is fenced).
-	gen2, _ := s.Restore(id, 2, v1)
+	gen2, _ := s.Restore(ctx, id, 2, v1)
 	if gen2 != 3 {
 		t.Fatalf("second restore gen = %d", gen2)
 	}
@@ -114,7 +114,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Current != 3 || fe.Generation != 1 || !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale call: %v", err)
 	}
-	if _, err := s.Restore(id, 2, v1); !errors.Is(err, ErrStaleGeneration) {
+	if _, err := s.Restore(ctx, id, 2, v1); !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale restore: %v", err)
 	}
 	if after := mustInfo(t, s, id); after.Hash != before.Hash || after.Ledger != before.Ledger {
@@ -124,7 +124,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("after restore list_notes = %s", got)
 	}
 
-	recs, err := s.Ledger(id, 0, 0)
+	recs, err := s.Ledger(ctx, id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if recs[6].Version != v1 || recs[7].Generation != 3 || recs[8].Generation != 3 {
 		t.Fatalf("restore records: %+v %+v", recs[6], recs[7])
 	}
-	if page, _ := s.Ledger(id, 3, 2); len(page) != 2 || page[0].Index != 3 {
+	if page, _ := s.Ledger(ctx, id, 3, 2); len(page) != 2 || page[0].Index != 3 {
 		t.Fatalf("page = %+v", page)
 	}
 
@@ -174,10 +174,10 @@ func TestSessionLifecycle(t *testing.T) {
 	if got := text(call(t, s, id, 0, "list_notes", `{}`)); strings.Contains(got, "in fork") {
 		t.Fatal("fork's write visible in its source")
 	}
-	if err := s.Delete(id, 2); !errors.Is(err, ErrStaleGeneration) {
+	if err := s.Delete(ctx, id, 2); !errors.Is(err, ErrStaleGeneration) {
 		t.Fatalf("stale delete: %v", err)
 	}
-	if err := s.Delete(id, 0); err != nil {
+	if err := s.Delete(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Call(ctx, id, CallRequest{Tool: "list_notes"}); !errors.Is(err, ErrNoSuchSession) {
@@ -213,7 +213,7 @@ func fxTask(t *testing.T, s *Server) (*state.Version, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vid, err := s.putVersion(task)
+	vid, err := s.putVersion(ctx, task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestCallFailuresLeaveNoTrace(t *testing.T) {
 		if got := mustInfo(t, s, id).Hash; got != h {
 			t.Fatalf("%s changed state", tc.tool)
 		}
-		recs, _ := s.Ledger(id, 0, 0)
+		recs, _ := s.Ledger(ctx, id, 0, 0)
 		last := recs[len(recs)-1]
 		if last.Tool != tc.tool || last.Error == nil || last.Error.Kind != tc.code || last.RowsChanged != 0 {
 			t.Fatalf("%s: ledger record %+v", tc.tool, last)
@@ -370,16 +370,16 @@ func TestRecovery(t *testing.T) {
 	if len(ck) == 0 || len(ck) > 20000 {
 		t.Fatalf("retail checkpoint is %d bytes (a delta should be small)", len(ck))
 	}
-	v, err := s1.Snapshot(a.ID, 0)
+	v, err := s1.Snapshot(ctx, a.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	call(t, s1, a.ID, 0, "add_note", `{"text":"two"}`)
-	if _, err := s1.Restore(a.ID, 0, v); err != nil {
+	if _, err := s1.Restore(ctx, a.ID, 0, v); err != nil {
 		t.Fatal(err)
 	}
 	call(t, s1, a.ID, 2, "add_note", `{"text":"three"}`)
-	if err := s1.SetClock(a.ID, 2, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+	if err := s1.SetClock(ctx, a.ID, 2, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	if r := call(t, s1, b.ID, 0, "cancel_pending_order", `{"order_id":"#W5918442","reason":"no longer needed"}`); r.Result.IsError || r.RowsChanged == 0 {

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/core/module"
@@ -31,7 +31,7 @@ type Session struct {
 	created time.Time
 	meta    sessionMeta
 
-	mu     sync.Mutex // one call or admin operation at a time
+	mu     ctxMutex // one call or admin operation at a time
 	ws     *state.Workspace
 	ms     *module.Session
 	clock  *module.VirtualClock
@@ -61,7 +61,13 @@ type sessionMeta struct {
 	Clock     int64     `json:"clock_ns"`
 	Created   time.Time `json:"created"`
 	Ephemeral bool      `json:"ephemeral,omitempty"`
+	// LedgerFormat is 1 for ledgers that start with walMagic (0: older
+	// ledgers, read as they are).
+	LedgerFormat int `json:"ledger_format,omitempty"`
 }
+
+// ledgerFormat is the format of the ledgers new sessions get.
+const ledgerFormat = 1
 
 // CreateOptions describes a new session.
 type CreateOptions struct {
@@ -128,10 +134,10 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	vid := opts.Version
 	if vid == "" {
 		v = g.seed
-		if vid, err = s.putVersion(v); err != nil {
+		if vid, err = s.putVersion(ctx, v); err != nil {
 			return nil, err
 		}
-	} else if v, err = s.Version(vid); err != nil {
+	} else if v, err = s.Version(ctx, vid); err != nil {
 		return nil, err
 	}
 	if err := g.checkReads(v); err != nil {
@@ -154,34 +160,33 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 		ss.id = newID()
 	}
 	ss.meta = sessionMeta{ID: ss.id, Modules: opts.Modules, Digests: digests, Seed: opts.Seed,
-		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral}
+		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral,
+		LedgerFormat: ledgerFormat}
 	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock}
+	if err := s.checkCapacity(opts.ephemeral); err != nil {
+		return nil, err
+	}
 	if s.cfg.DataDir != "" {
-		dir := ss.dir()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := writeFileAtomic(filepath.Join(dir, "meta.json"), mustJSON(ss.meta), s.cfg.Fsync == FsyncAlways); err != nil {
-			return nil, err
-		}
-		w, _, err := openWAL(filepath.Join(dir, "ledger.wal"), s.cfg.Fsync)
+		w, err := s.createSessionFiles(ss)
 		if err != nil {
+			// Nothing of the session was acknowledged: leave nothing that
+			// a restart would take for a live session.
+			_ = os.RemoveAll(ss.dir())
 			return nil, err
-		}
-		if s.cfg.Fsync == FsyncAlways {
-			// The new directory entries (ledger.wal in the session's
-			// directory, the directory in sessions/) must be durable before
-			// any call of the session is acknowledged.
-			if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
-				w.close()
-				return nil, err
-			}
 		}
 		ss.wal = w
 	} else {
 		ss.wal = newMemWAL()
 	}
 	s.mu.Lock()
+	if err := s.capacityLocked(opts.ephemeral); err != nil {
+		s.mu.Unlock()
+		_ = ss.wal.close()
+		if s.cfg.DataDir != "" {
+			_ = os.RemoveAll(ss.dir())
+		}
+		return nil, err
+	}
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	if s.met != nil {
@@ -191,6 +196,43 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	}
 	s.log.Debug("session created", "session", ss.id, "modules", opts.Modules, "version", vid)
 	return ss, nil
+}
+
+// createSessionFiles makes the session's directory: the ledger (with its
+// magic, durable) first, then meta.json, written atomically, which marks
+// the creation complete. Recovery removes a directory without meta.json
+// whose ledger holds no record (a creation that never finished); it never
+// removes one with records.
+func (s *Server) createSessionFiles(ss *Session) (*wal, error) {
+	dir := ss.dir()
+	if err := s.fault("mkdir", dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lp := filepath.Join(dir, "ledger.wal")
+	if err := s.fault("create", lp); err != nil {
+		return nil, err
+	}
+	w, _, _, _, err := openWAL(lp, s.cfg.Fsync, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeFile(filepath.Join(dir, "meta.json"), mustJSON(ss.meta)); err != nil {
+		w.close()
+		return nil, err
+	}
+	if s.cfg.Fsync == FsyncAlways {
+		// The new directory entries (ledger.wal and meta.json in the
+		// session's directory, the directory in sessions/) must be durable
+		// before any call of the session is acknowledged.
+		if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 func (ss *Session) dir() string { return filepath.Join(ss.srv.cfg.DataDir, "sessions", ss.id) }
@@ -232,10 +274,13 @@ func (s *Server) Session(id string) (*Session, error) {
 	return ss, nil
 }
 
-// lock takes the session's lock and checks it is live and, when gen > 0,
-// that gen is its generation.
-func (ss *Session) lock(gen uint64) error {
-	ss.mu.Lock()
+// lock takes the session's lock (giving up, with an error matching
+// module.ErrCanceled, when ctx ends first) and checks it is live and, when
+// gen > 0, that gen is its generation.
+func (ss *Session) lock(ctx context.Context, gen uint64) error {
+	if err := ss.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("%w: waiting for session %s: %w", module.ErrCanceled, ss.id, err)
+	}
 	if ss.closed {
 		ss.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNoSuchSession, ss.id)
@@ -257,7 +302,14 @@ func (ss *Session) appendLocked(rec *Record) error {
 	rec.Session = ss.id
 	rec.Time = time.Now().UTC()
 	if err := ss.wal.append(rec); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			ss.srv.noteWrite(err)
+		}
 		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	if !ss.wal.mem {
+		ss.srv.noteWrite(nil)
 	}
 	ss.nrec++
 	if rec.Kind == KindCall {
@@ -317,7 +369,7 @@ func (s *Server) Call(ctx context.Context, id string, req CallRequest) (*CallRes
 
 // Call is Server.Call on this session.
 func (ss *Session) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
-	if err := ss.lock(req.Generation); err != nil {
+	if err := ss.lock(ctx, req.Generation); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()
@@ -406,12 +458,12 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 // Snapshot registers the session's current state as a version and returns
 // its id (with a DataDir, the version is on disk when Snapshot returns).
 // gen > 0 is fenced like calls.
-func (s *Server) Snapshot(id string, gen uint64) (string, error) {
+func (s *Server) Snapshot(ctx context.Context, id string, gen uint64) (string, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return "", err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return "", err
 	}
 	v, err := ss.ws.Snapshot()
@@ -419,23 +471,23 @@ func (s *Server) Snapshot(id string, gen uint64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.putVersion(v)
+	return s.putVersion(ctx, v)
 }
 
 // Restore sets the session's state to version vid and bumps its
 // generation, returning the new one: calls and admin requests carrying an
 // older generation are refused from now on (fencing stale attempts of an
 // episode that was rolled back). gen > 0 is fenced like calls.
-func (s *Server) Restore(id string, gen uint64, vid string) (uint64, error) {
+func (s *Server) Restore(ctx context.Context, id string, gen uint64, vid string) (uint64, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return 0, err
 	}
-	v, err := s.Version(vid)
+	v, err := s.Version(ctx, vid)
 	if err != nil {
 		return 0, err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return 0, err
 	}
 	defer ss.mu.Unlock()
@@ -454,12 +506,12 @@ func (s *Server) Restore(id string, gen uint64, vid string) (uint64, error) {
 }
 
 // SetClock sets the session's virtual clock (recorded in the ledger).
-func (s *Server) SetClock(id string, gen uint64, t time.Time) error {
+func (s *Server) SetClock(ctx context.Context, id string, gen uint64, t time.Time) error {
 	ss, err := s.Session(id)
 	if err != nil {
 		return err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return err
 	}
 	defer ss.mu.Unlock()
@@ -479,10 +531,10 @@ func (s *Server) Fork(ctx context.Context, id string, gen uint64, vid string) (*
 		return nil, err
 	}
 	if vid == "" {
-		if vid, err = s.Snapshot(id, gen); err != nil {
+		if vid, err = s.Snapshot(ctx, id, gen); err != nil {
 			return nil, err
 		}
-	} else if err := ss.lock(gen); err != nil {
+	} else if err := ss.lock(ctx, gen); err != nil {
 		return nil, err
 	} else {
 		ss.mu.Unlock()
@@ -492,12 +544,12 @@ func (s *Server) Fork(ctx context.Context, id string, gen uint64, vid string) (*
 
 // Delete ends a session and removes its ledger and checkpoints from disk.
 // gen > 0 is fenced like calls.
-func (s *Server) Delete(id string, gen uint64) error {
+func (s *Server) Delete(ctx context.Context, id string, gen uint64) error {
 	ss, err := s.Session(id)
 	if err != nil {
 		return err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return err
 	}
 	ss.closed = true
@@ -518,11 +570,14 @@ func (s *Server) Delete(id string, gen uint64) error {
 }
 
 // Ledger returns up to limit (<= 0: all) records of the session starting at
-// index from.
-func (s *Server) Ledger(id string, from uint64, limit int) ([]Record, error) {
+// index from. The read is from disk with a DataDir; ctx is checked before it.
+func (s *Server) Ledger(ctx context.Context, id string, from uint64, limit int) ([]Record, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", module.ErrCanceled, err)
 	}
 	return ss.wal.read(from, limit)
 }
@@ -530,12 +585,13 @@ func (s *Server) Ledger(id string, from uint64, limit int) ([]Record, error) {
 // Current returns the session's current committed state as an immutable
 // version (cheap: a snapshot of the workspace, not registered as a version
 // id). For inspection and verification.
-func (s *Server) Current(id string) (*state.Version, error) {
+// It waits for a call in progress (or for ctx to end).
+func (s *Server) Current(ctx context.Context, id string) (*state.Version, error) {
 	ss, err := s.Session(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(0); err != nil {
+	if err := ss.lock(ctx, 0); err != nil {
 		return nil, err
 	}
 	defer ss.mu.Unlock()
@@ -544,23 +600,23 @@ func (s *Server) Current(id string) (*state.Version, error) {
 
 // Diff returns the row-level changes from version a to version b. Either
 // id may also be "session:<id>", the session's current state.
-func (s *Server) Diff(a, b string) (*state.Changes, error) {
-	va, err := s.resolveState(a)
+func (s *Server) Diff(ctx context.Context, a, b string) (*state.Changes, error) {
+	va, err := s.resolveState(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := s.resolveState(b)
+	vb, err := s.resolveState(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	return state.Diff(va, vb), nil
 }
 
-func (s *Server) resolveState(ref string) (*state.Version, error) {
+func (s *Server) resolveState(ctx context.Context, ref string) (*state.Version, error) {
 	if id, ok := strings.CutPrefix(ref, "session:"); ok {
-		return s.Current(id)
+		return s.Current(ctx, id)
 	}
-	return s.Version(ref)
+	return s.Version(ctx, ref)
 }
 
 // errSession wraps err with the session id for logs.

@@ -60,7 +60,7 @@ func (s *Server) Verify(ctx context.Context, id string, gen uint64, checks []Che
 	if err != nil {
 		return nil, err
 	}
-	if err := ss.lock(gen); err != nil {
+	if err := ss.lock(ctx, gen); err != nil {
 		return nil, err
 	}
 	v, err := ss.ws.Snapshot()
@@ -122,7 +122,7 @@ func (s *Server) Verify(ctx context.Context, id string, gen uint64, checks []Che
 				}
 			}
 			if recs == nil {
-				if recs, err = s.Ledger(id, 0, 0); err != nil {
+				if recs, err = s.Ledger(ctx, id, 0, 0); err != nil {
 					return nil, err
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -99,8 +100,21 @@ func digestOf(p []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
+// MaxBundleBytes bounds what ReadBundle reads from a stream of unknown
+// length (1 GiB).
+const MaxBundleBytes = 1 << 30
+
 // ReadBundle decodes a bundle tar. Errors wrap ErrInvalidBundle.
+//
+// What it allocates is bounded by what the input can hold: the files'
+// bytes together may not exceed the input's length (known for a
+// *bytes.Reader, *bytes.Buffer, *strings.Reader or regular *os.File; else
+// MaxBundleBytes), and only regular files are read — sparse entries (GNU
+// 'S' or PAX GNU.sparse.*), whose headers may claim gigabytes of holes
+// that a few bytes of tar produce, are refused, as are links, devices and
+// directories.
 func ReadBundle(r io.Reader) (*Bundle, error) {
+	budget := inputLen(r)
 	tr := tar.NewReader(r)
 	files := map[string][]byte{}
 	for {
@@ -119,10 +133,25 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 		if _, dup := files[hdr.Name]; dup {
 			return nil, fmt.Errorf("%w: duplicate file %q", ErrInvalidBundle, hdr.Name)
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, 1<<30))
+		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+			return nil, fmt.Errorf("%w: %s is not a regular file (tar type %q)", ErrInvalidBundle, hdr.Name, hdr.Typeflag)
+		}
+		for k := range hdr.PAXRecords {
+			if strings.HasPrefix(k, "GNU.sparse.") {
+				return nil, fmt.Errorf("%w: %s is a sparse file (PAX %s)", ErrInvalidBundle, hdr.Name, k)
+			}
+		}
+		if hdr.Size < 0 || hdr.Size > budget {
+			return nil, fmt.Errorf("%w: %s claims %d bytes, more than the %d the bundle can hold", ErrInvalidBundle, hdr.Name, hdr.Size, budget)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, budget+1))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidBundle, err)
 		}
+		if int64(len(data)) > budget {
+			return nil, fmt.Errorf("%w: %s holds more bytes than the bundle can hold (%d)", ErrInvalidBundle, hdr.Name, budget)
+		}
+		budget -= int64(len(data))
 		files[hdr.Name] = data
 	}
 	for _, need := range []string{BundleManifest, BundleWasm, BundleSchema} {
@@ -192,4 +221,20 @@ func (b *Bundle) Check(ctx context.Context) error {
 	// Tables the module only reads may belong to another module of its
 	// lifecycle group; the group checks they exist when it is formed.
 	return nil
+}
+
+// inputLen is how many bytes r can still deliver, when that is known, else
+// MaxBundleBytes.
+func inputLen(r io.Reader) int64 {
+	switch x := r.(type) {
+	case interface{ Len() int }: // *bytes.Reader, *bytes.Buffer, *strings.Reader
+		return int64(x.Len())
+	case *os.File:
+		if st, err := x.Stat(); err == nil && st.Mode().IsRegular() {
+			if off, err := x.Seek(0, io.SeekCurrent); err == nil {
+				return max(st.Size()-off, 0)
+			}
+		}
+	}
+	return MaxBundleBytes
 }

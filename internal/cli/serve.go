@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
@@ -39,6 +38,9 @@ type serveFlags struct {
 	sessionTimeout time.Duration
 	callTimeout    time.Duration
 	mysqlAddr      string
+	maxConns       int
+	maxSessions    int
+	maxMCPSessions int
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -94,6 +96,9 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.checkpoint, "checkpoint-interval", time.Second, "debounce period of session checkpoints (0 disables)")
 	fl.DurationVar(&f.sessionTimeout, "mcp-idle-timeout", 30*time.Minute, "close MCP sessions idle this long (0: never)")
 	fl.DurationVar(&f.callTimeout, "call-timeout", 0, "per tool call deadline (default 2s)")
+	fl.IntVar(&f.maxConns, "max-connections", megamcp.DefaultMaxConnections, "open HTTP connections at most (idle ones are evicted first; then new ones get 503 at_capacity)")
+	fl.IntVar(&f.maxSessions, "max-sessions", megamcp.DefaultMaxSessions, "live sessions at most (a create at the bound gets 503 at_capacity; -1: no bound)")
+	fl.IntVar(&f.maxMCPSessions, "max-mcp-sessions", megamcp.DefaultMaxEphemeralSessions, "MCP sessions on the unauthenticated /mcp at most (-1: no bound)")
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	return cmd
 }
@@ -105,7 +110,7 @@ func randomToken() string {
 }
 
 // openServer makes the runtime, registry and megamcp server of serve/mcp.
-func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync string, ckpt, callTimeout time.Duration) (*megamcp.Server, *module.Registry, func(), error) {
+func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync string, ckpt, callTimeout time.Duration, tune ...func(*megamcp.Config)) (*megamcp.Server, *module.Registry, func(), error) {
 	pol, err := megamcp.ParseFsyncPolicy(fsync)
 	if err != nil {
 		return nil, nil, nil, usageErrorf("--fsync: %v", err)
@@ -122,8 +127,12 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 		ckpt = -1
 	}
 	met := megamcp.NewMetrics()
-	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: rt, Registry: reg, DataDir: data, Fsync: pol,
-		CheckpointInterval: ckpt, Logger: a.log(), Metrics: met})
+	cfg := megamcp.Config{Runtime: rt, Registry: reg, DataDir: data, Fsync: pol,
+		CheckpointInterval: ckpt, Logger: a.log(), Metrics: met}
+	for _, t := range tune {
+		t(&cfg)
+	}
+	srv, err := megamcp.Open(ctx, cfg)
 	if err != nil {
 		rt.Close(ctx)
 		return nil, nil, nil, err
@@ -157,7 +166,9 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, f.callTimeout)
+	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, f.callTimeout, func(c *megamcp.Config) {
+		c.MaxSessions, c.MaxEphemeralSessions = f.maxSessions, f.maxMCPSessions
+	})
 	if err != nil {
 		return err
 	}
@@ -194,7 +205,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 		defer ms.Close()
 		a.log().Info("MySQL inspection", "addr", ms.Addr().String(), "user", "weft")
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs, hl := srv.HTTPServer(h, ln, megamcp.Limits{MaxConnections: f.maxConns})
 	base := "http://" + ln.Addr().String()
 	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions())}
 	if generated {
@@ -211,7 +222,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 		_ = fl.Sync()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(hl) }()
 	select {
 	case err := <-errc:
 		return err
@@ -289,12 +300,14 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 		return err
 	}
 	a.log().Info("weft mcp: serving on stdio", "session", id, "modules", f.modules)
-	runErr := ms.Run(ctx, &mcp.StdioTransport{})
+	// weft's transport answers malformed lines and, at stdin EOF, lets the
+	// calls in flight finish before Run returns (so --state-out has them).
+	runErr := ms.Run(ctx, &megamcp.StdioTransport{In: os.Stdin, Out: os.Stdout})
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, io.EOF) {
 		runErr = nil
 	}
 	if f.stateOut != "" {
-		v, err := srv.Current(id)
+		v, err := srv.Current(ctx, id)
 		if err != nil {
 			return errors.Join(runErr, err)
 		}

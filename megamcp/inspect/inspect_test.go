@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"slices"
 	"strings"
@@ -123,7 +124,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 	}
 
 	// Writes are refused and the session is unchanged.
-	before, err := s.Current(a.ID)
+	before, err := s.Current(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 			t.Errorf("%s: err = %v, want read-only error", q, err)
 		}
 	}
-	after, err := s.Current(a.ID)
+	after, err := s.Current(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestServeMegamcpSessions(t *testing.T) {
 	}
 
 	// A deleted session is an unknown database; a wrong token is refused.
-	if err := s.Delete(b.ID, 0); err != nil {
+	if err := s.Delete(ctx, b.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.ExecuteFetch("SELECT COUNT(*) FROM `"+b.ID+"`.notes", 10, false); errNum(err) != mysql.ERBadDb {
@@ -160,7 +161,7 @@ type fakeSessions struct {
 
 func (f fakeSessions) Store() *state.Store { return f.store }
 func (f fakeSessions) Sessions() []string  { return []string{"s1"} }
-func (f fakeSessions) Current(id string) (*state.Version, error) {
+func (f fakeSessions) Current(_ context.Context, id string) (*state.Version, error) {
 	if id != "s1" {
 		return nil, errors.New("no such session")
 	}
@@ -202,5 +203,66 @@ func TestServeConfig(t *testing.T) {
 	defer c.Close()
 	if got := column(t, c, "SELECT id FROM t"); !slices.Equal(got, []string{"7"}) {
 		t.Errorf("SELECT id FROM t = %v", got)
+	}
+}
+
+// TestServeHandshakeTimeoutAndConnCap: a connection that never logs in is
+// closed after HandshakeTimeout; one that logged in may idle longer; a
+// connection over MaxConns gets MySQL error 1040 (issue 15 item 11).
+func TestServeHandshakeTimeoutAndConnCap(t *testing.T) {
+	st := state.NewStore()
+	defer st.Close()
+	v, err := st.Load(context.Background(), "CREATE TABLE t (id INT PRIMARY KEY)", state.TableRows{Table: "t", Columns: []string{"id"}, Rows: [][]any{{7}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hs = 500 * time.Millisecond
+	srv, err := inspect.Serve(fakeSessions{st, v}, inspect.Config{Address: "127.0.0.1:0", Token: "t", HandshakeTimeout: hs, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addr().(*net.TCPAddr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// A logged-in client idles past the handshake timeout and goes on.
+	c, err := mysql.Connect(ctx, &mysql.ConnParams{Host: "127.0.0.1", Port: addr.Port, Uname: "weft", Pass: "t", DbName: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A silent connection: greeted, then closed at the handshake timeout.
+	start := time.Now()
+	raw, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetReadDeadline(time.Now().Add(10 * time.Second))
+	greeting := make([]byte, 4096)
+	n, _ := raw.Read(greeting)
+	if n < 5 || greeting[4] != 0x0a {
+		t.Fatalf("greeting: % x", greeting[:n])
+	}
+	// Both slots are taken now: a third connection is refused with 1040.
+	third, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	third.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, _ := io.ReadAll(third)
+	third.Close()
+	if len(b) < 7 || b[4] != 0xff || b[5] != 0x10 || b[6] != 0x04 || !strings.Contains(string(b), "Too many connections") {
+		t.Fatalf("third connection: % x", b)
+	}
+	if _, err := io.ReadAll(raw); err != nil && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("silent connection: %v", err)
+	}
+	if el := time.Since(start); el < hs || el > hs+3*time.Second {
+		t.Fatalf("silent connection closed after %v, want about %v", el, hs)
+	}
+	time.Sleep(hs)
+	if got := column(t, c, "SELECT id FROM t"); !slices.Equal(got, []string{"7"}) {
+		t.Errorf("after idling past the handshake timeout: %v", got)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -481,4 +484,31 @@ func TestBadRequests(t *testing.T) {
 	}
 	status, _, body = request(t, http.MethodPut, base+"/blobs/"+digest, "", bytes.NewReader(tar), nil)
 	wantError(t, status, body, http.StatusMethodNotAllowed, CodeMethodNotAllowed)
+}
+
+// TestPushSparseBomb: a 5 KiB push of GNU sparse entries claiming 1 GiB
+// each (core/module/testdata/sparse-bomb.tar) is refused as an invalid
+// bundle without the server allocating what the entries claim (issue 15
+// item 12), and nothing is stored.
+func TestPushSparseBomb(t *testing.T) {
+	bomb, err := os.ReadFile(filepath.Join("..", "..", "core", "module", "testdata", "sparse-bomb.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, srv := newServer(t, HandlerOptions{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	status, _, body := request(t, http.MethodPut, srv.URL+MountPath+"/modules/hello/dev", "", bytes.NewReader(bomb), map[string]string{DigestHeader: digestOf(bomb)})
+	runtime.ReadMemStats(&after)
+	wantError(t, status, body, http.StatusUnprocessableEntity, CodeInvalidBundle)
+	if !strings.Contains(string(body), "is not a regular file") {
+		t.Errorf("body: %s", body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Fatalf("the push allocated %d bytes for %d bytes of tar", alloc, len(bomb))
+	}
+	if refs := list(t, reg); len(refs) != 0 {
+		t.Fatalf("stored %v", refs)
+	}
 }

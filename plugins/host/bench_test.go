@@ -48,7 +48,7 @@ func BenchmarkEpisode(b *testing.B) {
 					if err != nil || res.Failure != nil || res.Trajectory.Termination != plugin.TerminationDone {
 						b.Fatalf("episode: %v %v", err, res)
 					}
-					if err := srv.Delete(info.ID, 0); err != nil {
+					if err := srv.Delete(ctx, info.ID, 0); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -136,8 +136,8 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	if e.OnSession != nil {
 		e.OnSession(job, attempt, info.ID)
 	}
-	defer e.Server.Delete(info.ID, 0)
-	initial, err := e.Server.Current(info.ID)
+	defer e.Server.Delete(ctx, info.ID, 0)
+	initial, err := e.Server.Current(ctx, info.ID)
 	if err != nil {
 		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -164,7 +164,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		out.Attributions = e.infraAttribution(info.ID, res.Failure)
 		return out, failureError(res.Failure)
 	}
-	final, err := e.Server.Current(info.ID)
+	final, err := e.Server.Current(ctx, info.ID)
 	if err != nil {
 		return out, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -319,7 +319,7 @@ func (e *Executor) infraAttribution(session string, f *plugin.Failure) json.RawM
 	if c, _ := plugin.FailureParts(f); c != failure.Env {
 		return nil
 	}
-	ledger, err := e.Server.Ledger(session, 0, 1<<20)
+	ledger, err := e.Server.Ledger(context.Background(), session, 0, 1<<20)
 	if err != nil {
 		return nil
 	}
@@ -366,7 +366,7 @@ func (e *Executor) ledger(id string) ([]verify.LedgerCall, error) {
 // (from when there is none).
 func readLedger(srv *megamcp.Server, id string, from uint64, f func(megamcp.Record)) (uint64, error) {
 	for {
-		recs, err := srv.Ledger(id, from, 1000)
+		recs, err := srv.Ledger(context.Background(), id, from, 1000)
 		if err != nil {
 			return from, err
 		}
@@ -469,7 +469,7 @@ func replay(ctx context.Context, srv *megamcp.Server, t *task.Task, r *reference
 	if err != nil {
 		return fmt.Errorf("reference of task %s: %w", t.ID, err)
 	}
-	defer srv.Delete(info.ID, 0)
+	defer srv.Delete(ctx, info.ID, 0)
 	ss, err := srv.Session(info.ID)
 	if err != nil {
 		return err
@@ -479,7 +479,7 @@ func replay(ctx context.Context, srv *megamcp.Server, t *task.Task, r *reference
 		r.modules[gt.Name] = gt.Module
 	}
 	r.versions = map[string]*state.Version{}
-	v, err := srv.Current(info.ID)
+	v, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		return err
 	}
@@ -503,13 +503,13 @@ func replay(ctx context.Context, srv *megamcp.Server, t *task.Task, r *reference
 			rc.Output = textContent(res.Result.Content)
 			r.report.Calls = append(r.report.Calls, rc)
 		}
-		v, err := srv.Current(info.ID)
+		v, err := srv.Current(ctx, info.ID)
 		if err != nil {
 			return err
 		}
 		r.versions[verify.ReferenceAfter(k+1)] = v
 	}
-	v, err = srv.Current(info.ID)
+	v, err = srv.Current(ctx, info.ID)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func GoldReplay(ctx context.Context, srv *megamcp.Server, modules []string) func
 		if err != nil {
 			return nil, fmt.Errorf("session for the gold replay: %w", err)
 		}
-		defer srv.Delete(info.ID, 0)
+		defer srv.Delete(ctx, info.ID, 0)
 		out := make([]task.ActionOutcome, len(calls))
 		for i, c := range calls {
 			res, err := srv.Call(ctx, info.ID, megamcp.CallRequest{Tool: c.Tool, Arguments: c.Arguments})

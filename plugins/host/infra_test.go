@@ -79,7 +79,7 @@ func TestPluginKilledMidEpisode(t *testing.T) {
 	if !errors.As(err, &pe) || !errors.Is(err, plugin.ErrPluginExited) {
 		t.Fatalf("Run after the plugin died = %v, %v; want a *plugin.PluginError matching ErrPluginExited", res, err)
 	}
-	recs, err := srv.Ledger(info.ID, 0, 100)
+	recs, err := srv.Ledger(ctx, info.ID, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestModelEndpointDown(t *testing.T) {
 		if res.Trajectory.Termination != plugin.TerminationFailure {
 			t.Errorf("%s: termination %q", name, res.Trajectory.Termination)
 		}
-		if recs, _ := srv.Ledger(info.ID, 0, 10); len(recs) != 0 {
+		if recs, _ := srv.Ledger(ctx, info.ID, 0, 10); len(recs) != 0 {
 			t.Errorf("%s: %d ledger records, want 0", name, len(recs))
 		}
 	}
@@ -199,14 +199,14 @@ func TestModuleTrap(t *testing.T) {
 		if c, k := plugin.FailureParts(res.Failure); res.Failure == nil || c != failure.Env || k != failure.Trap {
 			t.Fatalf("%s: failure %v, want env_trap", name, res.Failure)
 		}
-		recs, err := srv.Ledger(info.ID, 0, 10)
+		recs, err := srv.Ledger(ctx, info.ID, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(recs) != 2 || recs[0].Error != nil || recs[1].Error == nil || recs[1].Error.Kind != "trap" {
 			t.Fatalf("%s: ledger %+v, want put ok then a trap", name, recs)
 		}
-		cur, err := srv.Current(info.ID)
+		cur, err := srv.Current(ctx, info.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -161,13 +161,13 @@ func reference(t testing.TB, srv *megamcp.Server, tk *task.Tau2Task) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Delete(info.ID, 0)
+	defer srv.Delete(ctx, info.ID, 0)
 	for _, a := range tk.Actions {
 		if _, err := srv.Call(ctx, info.ID, megamcp.CallRequest{Tool: a.Name, Arguments: json.RawMessage(a.Arguments)}); err != nil {
 			t.Fatalf("task %s: reference call %s: %v", tk.ID, a.Name, err)
 		}
 	}
-	v, err := srv.Current(info.ID)
+	v, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,14 @@ func runTask(t testing.TB, srv *megamcp.Server, h plugin.Harness, tk *task.Tau2T
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Delete(info.ID, 0)
+	defer srv.Delete(ctx, info.ID, 0)
 	res, err := host.Run(ctx, h, &host.Episode{TaskID: tk.ID, SystemPrompt: policy, Policy: pol,
 		User: &host.OpeningUser{Opening: tk.Brief()}, Server: srv, Session: info.ID,
 		Limits: &plugin.Limits{MaxTurns: 60, MaxToolCalls: 60}})
 	if err != nil {
 		t.Fatalf("task %s: %v", tk.ID, err)
 	}
-	v, err := srv.Current(info.ID)
+	v, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

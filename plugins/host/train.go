@@ -237,10 +237,10 @@ func (env *TrainEnv) Open(ctx context.Context, t *task.Task, opts train.EpisodeO
 	}
 	sh := &trainShared{env: env, t: t, opts: opts, order: t.Order(), user: user, ref: ref}
 	fail := func(err error) (train.Episode, error) {
-		env.Server.Delete(info.ID, 0)
+		env.Server.Delete(ctx, info.ID, 0)
 		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
-	if sh.initial, err = env.Server.Current(info.ID); err != nil {
+	if sh.initial, err = env.Server.Current(ctx, info.ID); err != nil {
 		return fail(err)
 	}
 	ss, err := env.Server.Session(info.ID)
@@ -393,7 +393,7 @@ func (e *trainEpisode) Turn(ctx context.Context, opts train.TurnOptions) (*train
 	if err != nil {
 		return nil, &rollout.InfraError{Component: failure.LedgerPart, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
-	final, err := env.Server.Current(e.session)
+	final, err := env.Server.Current(ctx, e.session)
 	if err != nil {
 		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -581,7 +581,7 @@ func (e *trainEpisode) Restore(ctx context.Context, s train.Snapshot) error {
 	if ts.sh != e.sh {
 		return fmt.Errorf("TrainEnv: Restore: the snapshot was taken on an episode of task %s opened separately, not on this episode (task %s) or one it was forked from", ts.sh.t.ID, e.sh.t.ID)
 	}
-	gen, err := e.sh.env.Server.Restore(e.session, 0, ts.version)
+	gen, err := e.sh.env.Server.Restore(ctx, e.session, 0, ts.version)
 	if err != nil {
 		return &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -605,7 +605,7 @@ func (e *trainEpisode) version() (string, error) {
 	if e.vid != "" {
 		return e.vid, nil
 	}
-	vid, err := e.sh.env.Server.Snapshot(e.session, e.gen)
+	vid, err := e.sh.env.Server.Snapshot(context.Background(), e.session, e.gen)
 	if err != nil {
 		return "", &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -638,7 +638,7 @@ func (e *trainEpisode) Hash(ctx context.Context) (string, error) {
 	if e.closed {
 		return "", ErrEpisodeClosed
 	}
-	v, err := e.sh.env.Server.Current(e.session)
+	v, err := e.sh.env.Server.Current(ctx, e.session)
 	if err != nil {
 		return "", &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -652,7 +652,7 @@ func (e *trainEpisode) Close() error {
 		return nil
 	}
 	e.closed = true
-	if err := e.sh.env.Server.Delete(e.session, 0); err != nil && !errors.Is(err, megamcp.ErrNoSuchSession) {
+	if err := e.sh.env.Server.Delete(context.Background(), e.session, 0); err != nil && !errors.Is(err, megamcp.ErrNoSuchSession) {
 		return err
 	}
 	return nil

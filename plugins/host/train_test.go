@@ -151,7 +151,7 @@ func refHash(t testing.TB, srv *megamcp.Server, tk *task.Task, upTo int) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Delete(info.ID, 0)
+	defer srv.Delete(ctx, info.ID, 0)
 	for _, i := range tk.Order()[:upTo] {
 		for _, c := range tk.Atomic[i].Reference {
 			if _, err := srv.Call(ctx, info.ID, megamcp.CallRequest{Tool: c.Tool, Arguments: c.Arguments}); err != nil {
@@ -159,7 +159,7 @@ func refHash(t testing.TB, srv *megamcp.Server, tk *task.Task, upTo int) string 
 			}
 		}
 	}
-	v, err := srv.Current(info.ID)
+	v, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkVerifyEpisode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	initial, err := srv.Current(info.ID)
+	initial, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func BenchmarkVerifyEpisode(b *testing.B) {
 	if err != nil || res.Failure != nil {
 		b.Fatalf("episode: %v %v", err, res)
 	}
-	final, err := srv.Current(info.ID)
+	final, err := srv.Current(ctx, info.ID)
 	if err != nil {
 		b.Fatal(err)
 	}
