@@ -133,7 +133,7 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 		if _, dup := files[hdr.Name]; dup {
 			return nil, fmt.Errorf("%w: duplicate file %q", ErrInvalidBundle, hdr.Name)
 		}
-		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA {
+		if hdr.Typeflag != tar.TypeReg { // the reader reports old-style TypeRegA entries as TypeReg
 			return nil, fmt.Errorf("%w: %s is not a regular file (tar type %q)", ErrInvalidBundle, hdr.Name, hdr.Typeflag)
 		}
 		for k := range hdr.PAXRecords {

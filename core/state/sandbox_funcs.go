@@ -33,13 +33,6 @@ var RefusedFunctions = map[string]string{
 	"connection_id":     "the engine's connection counter is process-wide (differs between runs and leaks other sessions' activity)",
 }
 
-// clockFunctions read the statement's clock: ctx.QueryTime, which a
-// Sandbox sets to its virtual clock before the statement runs (column
-// defaults such as DEFAULT CURRENT_TIMESTAMP read it too). SYSDATE() is
-// NOW(): in virtual time a statement takes no time.
-var clockFunctions = []string{"now", "current_timestamp", "localtime", "localtimestamp", "sysdate",
-	"utc_timestamp", "curdate", "current_date", "curtime", "current_time", "utc_date", "utc_time", "unix_timestamp"}
-
 // sizeBound predicts the largest result (in bytes) of a string function
 // from its evaluated arguments, before it runs.
 type sizeBound func(args []any) int64

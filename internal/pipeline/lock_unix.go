@@ -44,12 +44,13 @@ func lockFolder(dir string) (release func(), err error) {
 			f.Close()
 			continue
 		}
-		if err := f.Truncate(0); err == nil {
-			_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		werr := f.Truncate(0)
+		if werr == nil {
+			_, werr = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
-		if err != nil {
+		if werr != nil {
 			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+			return nil, fmt.Errorf("locking %s: %w", path, werr)
 		}
 		return func() {
 			os.Remove(path)

@@ -299,7 +299,7 @@ func integralNumbers(b []byte) (out []byte, changed bool) {
 // exponent, its value is an integer and it fits 64 bits (int64 or uint64).
 // Exponents beyond ±400 are left alone (no value of 64 bits needs one).
 func integral(num []byte) ([]byte, bool) {
-	if bytes.IndexAny(num, ".eE") < 0 || len(num) > 800 {
+	if !bytes.ContainsAny(num, ".eE") || len(num) > 800 {
 		return nil, false
 	}
 	if i := bytes.IndexAny(num, "eE"); i >= 0 {
