@@ -294,15 +294,37 @@ func TestSQL(t *testing.T) {
 	}
 }
 
+// TestSQLErrorIsToolError: an SQL error the agent's arguments can cause
+// (a duplicate key, a NOT NULL column, a type mismatch, a refusal of the
+// table policy) is a tool error the agent reads; one that only the
+// module's own SQL can cause (syntax, a table or column that does not
+// exist) is an internal error, attributed to the environment.
 func TestSQLErrorIsToolError(t *testing.T) {
 	useRegistry(t)
-	h := &fakeHost{answers: map[string]string{}}
-	Register("q", "", func(ctx context.Context, _ struct{}) (any, error) {
-		_, err := DB().ExecContext(ctx, "DELETE FROM secret")
-		return nil, err
-	})
-	if got, want := call(t, h, "q", `{}`), `{"content":[{"type":"text","text":"sql syntax: no answer for DELETE FROM secret"}],"isError":true}`; got != want {
-		t.Errorf("got %s\nwant %s", got, want)
+	for _, tc := range []struct{ kind, want string }{
+		{"duplicate_key", `{"content":[{"type":"text","text":"sql duplicate_key: m"}],"isError":true}`},
+		{"not_null", `{"content":[{"type":"text","text":"sql not_null: m"}],"isError":true}`},
+		{"type_mismatch", `{"content":[{"type":"text","text":"sql type_mismatch: m"}],"isError":true}`},
+		{"denied", `{"content":[{"type":"text","text":"sql denied: m"}],"isError":true}`},
+		{"other", `{"content":[{"type":"text","text":"sql other: m"}],"isError":true}`},
+		{"syntax", `{"internalError":"tool q_syntax: module bug: sql syntax: m"}`},
+		{"no_such_table", `{"internalError":"tool q_no_such_table: module bug: sql no_such_table: m"}`},
+		{"no_such_column", `{"internalError":"tool q_no_such_column: module bug: sql no_such_column: m"}`},
+	} {
+		stmt := "DELETE FROM t_" + tc.kind
+		h := &fakeHost{answers: map[string]string{stmt: `{"columns":[],"types":[],"rows":[],"rows_affected":0,"last_insert_id":0,"error":{"kind":"` + tc.kind + `","message":"m"}}`}}
+		Register("q_"+tc.kind, "", func(ctx context.Context, _ struct{}) (any, error) {
+			if _, err := DB().ExecContext(ctx, stmt); err != nil {
+				return nil, fmt.Errorf("%w", err)
+			}
+			return "ok", nil
+		})
+		if got := call(t, h, "q_"+tc.kind, `{}`); got != tc.want {
+			t.Errorf("%s: got %s\nwant %s", tc.kind, got, tc.want)
+		}
+	}
+	if ModuleBug(errors.New("sql syntax: not an *SQLError")) || ModuleBug(nil) {
+		t.Error("ModuleBug true for an error that wraps no *SQLError")
 	}
 }
 

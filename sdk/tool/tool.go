@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -145,9 +146,13 @@ func Module(info Info) {
 // does; 1.5 or a value out of the field's range is an invalid argument. The result has one text content: Out itself when it
 // is a string (also when Out is an interface holding a string), otherwise
 // its JSON encoding (no HTML escaping); when that encoding is a JSON object
-// it is also the structuredContent (a nil map is {}). Any error returned by
+// it is also the structuredContent (a nil map is {}). An error returned by
 // fn is a tool error: {"content": [{"type": "text", "text": err.Error()}],
 // "isError": true}; see Errorf. Undecodable arguments are a tool error too.
+// The exception is the module's own bug: an error wrapping (%w) a
+// *SQLError of kind syntax, no_such_table or no_such_column (SQL the
+// module wrote wrong) is an internal error, which the host reports as an infrastructure failure of
+// the environment, not as the agent's mistake (see ModuleBug).
 // A panic in fn is not a tool error: it becomes an internal error, which the
 // host reports as an infrastructure failure.
 //
@@ -183,6 +188,9 @@ func Register[In, Out any](name, description string, fn func(ctx context.Context
 		}
 		out, err := fn(ctx, in)
 		if err != nil {
+			if ModuleBug(err) {
+				return nil, fmt.Errorf("tool %s: module bug: %w", name, err)
+			}
 			return toolError(err.Error()), nil
 		}
 		switch r := any(out).(type) {
@@ -218,6 +226,25 @@ func Export(fn func(ctx context.Context) (any, error)) {
 		}
 		return encodeResult(out, anyT)
 	}
+}
+
+// ModuleBug reports whether err says the module itself is wrong rather
+// than the agent's request: it wraps a *SQLError of kind syntax,
+// no_such_table or no_such_column (a module's SQL bug must not be scored as
+// a policy mistake). Duplicate keys, NOT NULL and type errors stay tool
+// errors: the agent's arguments can cause them; so do refusals of the table
+// policy (denied), which a sandbox test or a module probing its policy may
+// mean to show the agent.
+func ModuleBug(err error) bool {
+	var se *SQLError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Kind {
+	case KindSyntax, KindNoSuchTable, KindNoSuchColumn:
+		return true
+	}
+	return false
 }
 
 // Errorf formats a tool error: the agent's problem (an unknown order, a
