@@ -16,7 +16,7 @@ COMMIT  ?= $(or $(shell git rev-parse --verify --quiet HEAD 2>/dev/null),unknown
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Flags for `make test`. Later suites (tags, longer timeouts) are added here.
-TEST_FLAGS ?= -race -count=1
+TEST_FLAGS ?= -race -count=1 -timeout 25m
 
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
@@ -51,6 +51,7 @@ test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
+	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/retail
 	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness)$$' ./internal/cli
 	$(MAKE) module-test
 	$(MAKE) mcp-test

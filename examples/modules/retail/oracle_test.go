@@ -67,6 +67,9 @@ func nativeModule(t testing.TB) *module.Module {
 }
 
 func testOracleFile(t *testing.T, name string) {
+	if raceEnabled {
+		t.Skip("oracle volume test: run without -race (make test does)")
+	}
 	f, err := os.Open(filepath.Join(dataDir, "oracle", name))
 	if err != nil {
 		t.Fatal(err)
