@@ -22,6 +22,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/vbauerster/mpb/v8 v8.16.2
 	github.com/zclconf/go-cty v1.19.0
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	golang.org/x/text v0.42.0
 	golang.org/x/tools v0.49.0
 	google.golang.org/grpc v1.85.0

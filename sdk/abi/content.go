@@ -169,6 +169,22 @@ func (r *ResourceContents) Check() error {
 type CallRequest struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Program is set only for a synthesized server run by the shared
+	// interpreter module (sdk/interp, sdk/spec): the server's program.
+	Program *Program `json:"program,omitempty"`
+}
+
+// Program is the program of a synthesized server, as the host passes it
+// to the interpreter with each call: Digest (sdk/spec.ProgramDigest of
+// Source and Errors) always, Source and Errors when the host does not know
+// that the instance has compiled it already. An interpreter that has no
+// compiled program under Digest and got no Source answers an
+// InternalError with Code ProgramMissing; the host then sends it again
+// with Source.
+type Program struct {
+	Digest string   `json:"digest"`
+	Source string   `json:"source,omitempty"`
+	Errors []string `json:"errors,omitempty"` // the closed set of tool error codes
 }
 
 // CallResult is the MCP CallToolResult a module answers a tool call with.
@@ -239,7 +255,19 @@ func NewRefusal(msg string, notFound bool) Refusal {
 // infrastructure error, never into a tool result.
 type InternalError struct {
 	Message string `json:"internalError"`
+	// Code, when set, says which internal error it is, for the host to
+	// classify: one of the Internal* codes.
+	Code string `json:"code,omitempty"`
 }
+
+// Codes of an InternalError.
+const (
+	InternalProgramMissing = "program_missing" // no compiled program under the request's digest: send Source
+	InternalProgram        = "program"         // the program does not compile, or a tool is not defined in it
+	InternalSteps          = "step_budget"     // the call ran out of its interpreter step budget
+	InternalSQL            = "sql"             // a statement of the program failed (a module bug)
+	InternalFail           = "fail"            // the program called fail() or hit a runtime error
+)
 
 // Answer holds every member an answer of weft_v1_call may have, for a host
 // that decodes an answer before telling which kind it is: a CallResult
