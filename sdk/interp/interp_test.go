@@ -36,7 +36,7 @@ func (h *fakeHost) Rand(p []byte) {
 		p[i] = byte(i + 1)
 	}
 }
-func (h *fakeHost) Log(level int, msg string)               { h.logs = append(h.logs, msg) }
+func (h *fakeHost) Log(level int, msg string)             { h.logs = append(h.logs, msg) }
 func (h *fakeHost) Progress(p, total float64, msg string) {}
 
 const program = `

@@ -42,9 +42,9 @@ func TestValidateAcceptsValid(t *testing.T) {
 // field.
 func TestValidateErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		mutate func(*spec.Server)
-		want  []string
+		want   []string
 	}{
 		{"format", func(s *spec.Server) { s.Format = "weft.server/v0" }, []string{`server "notes", field format: is "weft.server/v0", want "weft.server/v1"`}},
 		{"name", func(s *spec.Server) { s.Name = "9 bad" }, []string{`server "9 bad", field name: "9 bad" is not a server name (a letter, then letters, digits, _ . -; at most 128)`}},
