@@ -185,7 +185,7 @@ func endpointDiag(p config.Policy, res *model.ProbeResult, err error, getenv fun
 	default:
 		summary = "Model endpoint refused the probe"
 	}
-	return diag(at, summary, "Policy %q: %v.%s", p.Name, err, advice)
+	return diag(at, summary, "Policy %q: %s.%s", p.Name, strings.TrimSuffix(err.Error(), "."), advice)
 }
 
 // checkPlugin starts a verifier or attributor binary (built-ins need no
