@@ -130,7 +130,15 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 
 	var pre *preflightResult
 	if !pf.skip {
-		if pre = runPreflight(ctx, a, cfg); !pre.OK {
+		pre = runPreflight(ctx, a, cfg)
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.env.Stderr, "weft run: interrupted during the preflight; nothing was built or written\n")
+			if a.json {
+				a.print(runResult{Dir: out, Interrupted: true, Preflight: pre}, nil)
+			}
+			return &exitError{code: 130}
+		}
+		if !pre.OK {
 			n := errorCount(pre.Diagnostics)
 			if a.json {
 				a.print(runResult{Dir: out, Preflight: pre}, nil)

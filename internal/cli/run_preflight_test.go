@@ -296,3 +296,24 @@ func TestRunPreflightOnly(t *testing.T) {
 		t.Errorf("both flags: exit %d, want %d: %s", code, ExitUsage, stderr)
 	}
 }
+
+// Ctrl-C during the preflight exits 130 with nothing built or written.
+func TestRunPreflightInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ok.hcl")
+	if err := os.WriteFile(file, []byte(baseConfig(megamcptest.Root())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := weftRun(t, ctx, filepath.Join(dir, "reg"), file, "--out", out)
+	if code != 130 || !strings.HasSuffix(stderr, "weft run: interrupted during the preflight; nothing was built or written\n") || stdout != "" {
+		t.Fatalf("exit %d, want 130\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, p := range []string{out, filepath.Join(dir, "reg")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after an interrupted preflight (stat: %v)", p, err)
+		}
+	}
+}
