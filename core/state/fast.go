@@ -78,6 +78,9 @@ type fastPlan struct {
 	keySrc []keySource
 	nargs  int
 	order  []int // ORDER BY ordinals (ascending); nil when index order holds
+	// engineSorts: the engine's plan sorts (reading every row before
+	// returning one) rather than streaming in index order.
+	engineSorts bool
 }
 
 // SetFastPath turns the fast path for keyed single-table reads on (the
@@ -120,8 +123,7 @@ func compileFast(w *Workspace, q string) *fastPlan {
 	if !strings.HasPrefix(strings.TrimLeft(q, " \t\r\n"), "SELECT") && !strings.HasPrefix(strings.TrimLeft(q, " \t\r\n"), "select") {
 		return nil
 	}
-	if strings.ContainsAny(q, "#@`\"") || strings.Contains(q, "/*") || strings.Contains(q, "--") ||
-		isSessionStatement(q) || hostFileAccess(q) || sandboxRefusal(q) != nil {
+	if isSessionStatement(q) || hostFileAccess(q) || sandboxRefusal(q) != nil {
 		return nil
 	}
 	st, err := sqlparser.Parse(q)
@@ -180,7 +182,7 @@ func compileFast(w *Workspace, q string) *fastPlan {
 				return nil
 			}
 			o := column(e.Expr)
-			if o < 0 || q[e.StartParsePos:e.EndParsePos] != sch[o].Name {
+			if written := strings.TrimSpace(q[e.StartParsePos:e.EndParsePos]); o < 0 || (written != sch[o].Name && written != table+"."+sch[o].Name) {
 				return nil
 			}
 			p.proj = append(p.proj, o)
@@ -303,6 +305,18 @@ func compileFast(w *Workspace, q string) *fastPlan {
 		p.order = append(p.order, o)
 	}
 	if len(p.order) > 0 {
+		// The engine drops its sort only for an ORDER BY that is a prefix of
+		// the index's own columns (what FOUND_ROWS() reports after a failure
+		// depends on it). A scan ordered by a secondary index's leading
+		// column might be answered from that index: left to the engine.
+		p.engineSorts = len(p.order) > len(idxCols) || !slices.Equal(p.order, idxCols[:len(p.order)])
+		if len(eq) == 0 {
+			for _, d := range ts.indexes {
+				if d.cols[0] == p.order[0] {
+					return nil
+				}
+			}
+		}
 		rest := slices.Clone(idxCols[len(eq):])
 		if p.ixPos >= 0 {
 			rest = append(rest, ts.pk...)
@@ -395,6 +409,33 @@ func (p *fastPlan) run(ctx context.Context, w *Workspace, args []any) (rows *Row
 			pivot[i] = minKey
 		}
 	}
+	var size, maxSize int64
+	if sb != nil {
+		maxSize = sb.limit(sb.Limits.MaxResultBytes, DefaultMaxResultBytes)
+	}
+	var out [][]any
+	// emit projects one row into the result, checking the result budget
+	// as exec does per row it receives.
+	emit := func(r sql.Row) error {
+		row := make([]any, len(p.proj))
+		for j, o := range p.proj {
+			v, err := normalize(ctx, r[o])
+			if err != nil {
+				return err
+			}
+			row[j] = v
+			if sb != nil {
+				size += valueSize(v) + 8
+			}
+		}
+		out = append(out, row)
+		if sb != nil && size > maxSize {
+			return sb.exceed("result bytes of one statement", size, maxSize)
+		}
+		return nil
+	}
+	// Where the engine streams, rows are charged and returned one at a
+	// time; where it sorts, all are charged first.
 	var src []sql.Row
 	read := func(r sql.Row) error {
 		if sb != nil {
@@ -402,82 +443,72 @@ func (p *fastPlan) run(ctx context.Context, w *Workspace, args []any) (rows *Row
 				return err
 			}
 		}
+		if !p.engineSorts {
+			return emit(r)
+		}
 		src = append(src, r)
 		return nil
 	}
+	if err := p.scan(td, pivot, read); err != nil {
+		return nil, true, p.failed(w, len(out), err)
+	}
+	if p.engineSorts {
+		if len(p.order) > 0 {
+			slices.SortStableFunc(src, func(a, b sql.Row) int {
+				for _, o := range p.order {
+					x, y := a[o], b[o]
+					if rx, ry := rank(x), rank(y); rx != 0 || ry != 0 {
+						if rx != ry {
+							return rx - ry
+						}
+						continue
+					}
+					if c := ts.colCmps[o](x, y); c != 0 {
+						return c
+					}
+				}
+				return 0
+			})
+		}
+		for _, r := range src {
+			if err := emit(r); err != nil {
+				return nil, true, p.failed(w, len(out), err)
+			}
+		}
+	}
+	w.fastInfo(int64(len(out)))
+	return &Rows{Columns: p.cols, Values: out}, true, nil
+}
+
+// scan passes the rows of the plan's range to read, in index order.
+func (p *fastPlan) scan(td *tableData, pivot []any, read func(sql.Row) error) error {
 	switch {
 	case pivot == nil:
 		it := td.rows.Ascend()
 		for _, r, more := it.Next(); more; _, r, more = it.Next() {
 			if err := read(r); err != nil {
-				return nil, true, p.failed(w, len(src), err)
+				return err
 			}
 		}
 	case p.ixPos < 0:
 		it := td.rows.SeekGE(pivot)
 		for k, r, more := it.Next(); more && p.inPrefix(k, pivot); k, r, more = it.Next() {
 			if err := read(r); err != nil {
-				return nil, true, p.failed(w, len(src), err)
+				return err
 			}
 		}
 	default:
 		it := td.idx[p.ixPos].SeekGE(pivot)
-		nc := len(ts.indexes[p.ixPos].cols)
+		nc := len(td.schema.indexes[p.ixPos].cols)
 		for k, _, more := it.Next(); more && p.inPrefix(k, pivot); k, _, more = it.Next() {
-			r, found := td.rows.Get(k[nc:])
-			if !found {
-				continue
-			}
-			if err := read(r); err != nil {
-				return nil, true, p.failed(w, len(src), err)
+			if r, found := td.rows.Get(k[nc:]); found {
+				if err := read(r); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	var out [][]any
-	if len(p.order) > 0 {
-		slices.SortStableFunc(src, func(a, b sql.Row) int {
-			for _, o := range p.order {
-				x, y := a[o], b[o]
-				if rx, ry := rank(x), rank(y); rx != 0 || ry != 0 {
-					if rx != ry {
-						return rx - ry
-					}
-					continue
-				}
-				if c := ts.colCmps[o](x, y); c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
-	}
-	var size, maxSize int64
-	if sb != nil {
-		maxSize = sb.limit(sb.Limits.MaxResultBytes, DefaultMaxResultBytes)
-	}
-	if len(src) > 0 {
-		out = make([][]any, len(src))
-		vals := make([]any, len(src)*len(p.proj))
-		for i, r := range src {
-			row := vals[i*len(p.proj) : (i+1)*len(p.proj) : (i+1)*len(p.proj)]
-			for j, o := range p.proj {
-				v, err := normalize(ctx, r[o])
-				if err != nil {
-					return nil, true, p.failed(w, i, err)
-				}
-				row[j] = v
-				if sb != nil {
-					size += valueSize(v) + 8
-				}
-			}
-			if sb != nil && size > maxSize {
-				return nil, true, p.failed(w, i+1, sb.exceed("result bytes of one statement", size, maxSize))
-			}
-			out[i] = row
-		}
-	}
-	w.fastInfo(int64(len(out)))
-	return &Rows{Columns: p.cols, Values: out}, true, nil
+	return nil
 }
 
 // inPrefix reports whether index key k still has the fixed prefix of pivot.
@@ -493,9 +524,6 @@ func (p *fastPlan) inPrefix(k, pivot []any) bool {
 // failed records the query info of a statement that failed after found
 // rows were returned, as the engine's row tracker does, and returns err.
 func (p *fastPlan) failed(w *Workspace, found int, err error) error {
-	if len(p.order) > 0 {
-		found = 0 // the engine's sort reads every row before returning one
-	}
 	w.fastInfo(int64(found))
 	return err
 }
