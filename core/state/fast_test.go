@@ -50,7 +50,7 @@ var fastCases = []fastCase{
 	{"SELECT item_id FROM order_items WHERE order_id = '#3'", nil, true},
 	{"SELECT item_id, price FROM order_items WHERE order_id = ? ORDER BY price, pos", []any{"#1"}, true},
 	{"SELECT note FROM order_items WHERE order_id = ? ORDER BY note", []any{"#1"}, true}, // NULLs first, stable
-	{"SELECT * FROM order_items WHERE order_id = ?", []any{"#9"}, true},                   // no rows
+	{"SELECT * FROM order_items WHERE order_id = ?", []any{"#9"}, true},                  // no rows
 	{"SELECT user_id, name FROM users WHERE zip = ? ORDER BY pos", []any{"10001"}, true},
 	{"SELECT user_id, name FROM users ORDER BY pos", nil, true},
 	{"SELECT user_id FROM users", nil, true},
@@ -72,7 +72,7 @@ var fastCases = []fastCase{
 	{"SELECT item_id AS i FROM order_items WHERE order_id = ?", []any{"#1"}, false},
 	{"SELECT ITEM_ID FROM order_items WHERE order_id = ?", []any{"#1"}, false},
 	{"SELECT item_id FROM order_items WHERE item_id = ?", []any{"i1"}, false}, // no index on item_id
-	{"SELECT item_id FROM order_items WHERE pos = ?", []any{int64(0)}, false},  // not a prefix
+	{"SELECT item_id FROM order_items WHERE pos = ?", []any{int64(0)}, false}, // not a prefix
 	{"SELECT nope FROM order_items WHERE order_id = ?", []any{"#1"}, false},
 	{"SELECT * FROM nothere WHERE id = ?", []any{int64(1)}, false},
 	{"SELECT item_id FROM order_items WHERE order_id = ?", nil, false},
