@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -297,4 +298,116 @@ func FuzzFastPathMatchesEngine(f *testing.F) {
 			t.Fatalf("%s %v: fast path differs from the engine (-engine +fast):\n%s", q, args, d)
 		}
 	})
+}
+
+// retailSelects are the retail module's SELECT texts
+// (examples/modules/retail/store.go and tools_read.go), each reader in its
+// one-id form (filter{id}: "WHERE <col> = ? ORDER BY ...") and its all-rows
+// form (filter{all}); the argument for the one-id form.
+var retailSelects = []struct {
+	q   string
+	arg any
+}{
+	{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users WHERE user_id = ? ORDER BY pos", "user_1"},
+	{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users ORDER BY pos", nil},
+	{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods WHERE user_id = ? ORDER BY user_id, pos", "user_1"},
+	{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods ORDER BY user_id, pos", nil},
+	{"SELECT user_id, order_id FROM user_orders WHERE user_id = ? ORDER BY user_id, pos", "user_1"},
+	{"SELECT user_id, order_id FROM user_orders ORDER BY user_id, pos", nil},
+	{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
+		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders ORDER BY pos", nil},
+	{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items ORDER BY order_id, pos", nil},
+	{"SELECT order_id, item_pos, name, value FROM order_item_options ORDER BY order_id, item_pos, pos", nil},
+	{"SELECT order_id, pos FROM fulfillments ORDER BY order_id, pos", nil},
+	{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids ORDER BY order_id, fulfillment_pos, pos", nil},
+	{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids ORDER BY order_id, fulfillment_pos, pos", nil},
+	{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments ORDER BY order_id, pos", nil},
+	{"SELECT product_id, name FROM products WHERE product_id = ? ORDER BY pos", "p1"},
+	{"SELECT product_id, name FROM products ORDER BY pos", nil},
+	{"SELECT product_id, item_id, available, price FROM variants WHERE product_id = ? ORDER BY product_id, pos", "p1"},
+	{"SELECT product_id, item_id, available, price FROM variants ORDER BY product_id, pos", nil},
+	{"SELECT product_id, item_id, name, value FROM variant_options WHERE product_id = ? ORDER BY product_id, item_id, pos", "p1"},
+	{"SELECT product_id, item_id, name, value FROM variant_options ORDER BY product_id, item_id, pos", nil},
+	{"SELECT product_id, item_id, available, price FROM variants WHERE item_id = ? ORDER BY product_id", "i2"},
+	{"SELECT name, value FROM variant_options WHERE product_id = ? AND item_id = ? ORDER BY pos", nil}, // two arguments, below
+	{"SELECT user_id, email FROM users ORDER BY pos", nil},
+	{"SELECT user_id, first_name, last_name, zip FROM users WHERE zip = ? ORDER BY pos", "78701"},
+	{"SELECT name, product_id FROM products ORDER BY pos", nil},
+}
+
+// TestFastPathRetailStatements: every SELECT text of the retail module (the
+// get_order_details ones are benchRetailOrderSQL) takes the fast path over
+// the retail schema and answers as go-mysql-server does, under the
+// module's table policy.
+func TestFastPathRetailStatements(t *testing.T) {
+	ddl, err := os.ReadFile(benchRetailSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := append(benchRetailData(20),
+		TableRows{Table: "users", Columns: []string{"user_id", "pos", "first_name", "last_name", "address1", "address2", "city", "country", "state", "zip", "email"},
+			Rows: [][]any{{"user_2", 0, "A", "B", "1 Main", "", "Austin", "USA", "TX", "78701", "a@x"}, {"user_1", 1, "C", "D", "2 Main", "", "Austin", "USA", "TX", "78701", "c@x"}}},
+		TableRows{Table: "payment_methods", Columns: []string{"user_id", "payment_method_id", "pos", "source"},
+			Rows: [][]any{{"user_1", "paypal_1", 1, "paypal"}, {"user_1", "credit_card_1", 0, "credit_card"}}},
+		TableRows{Table: "user_orders", Columns: []string{"user_id", "pos", "order_id"}, Rows: [][]any{{"user_1", 0, "#W0000001"}, {"user_1", 1, "#W0000000"}}},
+		TableRows{Table: "products", Columns: []string{"product_id", "pos", "name"}, Rows: [][]any{{"p2", 0, "Lamp"}, {"p1", 1, "Bottle"}}},
+		TableRows{Table: "variants", Columns: []string{"product_id", "item_id", "pos", "available", "price"},
+			Rows: [][]any{{"p1", "i2", 0, true, 2.5}, {"p1", "i1", 1, false, 3.0}, {"p2", "i3", 0, true, 9.0}}},
+		TableRows{Table: "variant_options", Columns: []string{"product_id", "item_id", "pos", "name", "value"},
+			Rows: [][]any{{"p1", "i2", 1, "size", "L"}, {"p1", "i2", 0, "color", "red"}}},
+	)
+	p := &fastPair{fast: NewStore(), slow: NewStore()}
+	p.slow.SetFastPath(false)
+	defer p.fast.Close()
+	defer p.slow.Close()
+	for _, s := range []*Store{p.fast, p.slow} {
+		v, err := s.Load(context.Background(), string(ddl), data...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == p.fast {
+			p.fastWS = s.Fork(v)
+		} else {
+			p.slowWS = s.Fork(v)
+		}
+	}
+	tables := []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
+		"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
+	mk := func() *Sandbox { return &Sandbox{Tables: NewTablePolicy(tables, nil)} }
+	var cases []fastCase
+	for _, c := range retailSelects {
+		var args []any
+		switch {
+		case strings.Count(c.q, "?") == 2:
+			args = []any{"p1", "i2"}
+		case c.arg != nil:
+			args = []any{c.arg}
+		}
+		cases = append(cases, fastCase{q: c.q, args: args, fast: true})
+	}
+	for _, q := range benchRetailOrderSQL {
+		cases = append(cases, fastCase{q: q, args: []any{"#W0000003"}, fast: true})
+	}
+	_, slow0 := p.fast.FastPathStats()
+	for _, c := range cases {
+		h0, _ := p.fast.FastPathStats()
+		got := runOutcome(t, p.fastWS, mk(), c.q, c.args)
+		h1, _ := p.fast.FastPathStats()
+		want := runOutcome(t, p.slowWS, mk(), c.q, c.args)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s %v: fast path differs from the engine (-engine +fast):\n%s", c.q, c.args, d)
+		}
+		if h1-h0 != 1 {
+			t.Errorf("%s: not answered on the fast path", c.q)
+		}
+		if got.Rows == nil || len(got.Rows.Values) == 0 {
+			t.Errorf("%s: no rows; the fixture should make every statement return some", c.q)
+		}
+	}
+	hits, slow := p.fast.FastPathStats()
+	// The FOUND_ROWS() query after each statement is the only engine work.
+	if slow-slow0 != int64(len(cases)) {
+		t.Errorf("engine statements %d, want %d (one FOUND_ROWS() per case)", slow-slow0, len(cases))
+	}
+	t.Logf("%d retail SELECT texts: %d on the fast path", len(cases), hits)
 }
