@@ -10,6 +10,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -337,13 +338,14 @@ func compileFast(w *Workspace, q string) *fastPlan {
 }
 
 // fastKeyType reports column types whose equality lookups the fast path
-// takes: integers, and strings under the default binary collation (where
-// the trees' order is byte order, as the engine's comparison is).
+// takes: integers, and VARCHAR/TEXT under the default binary collation
+// (where the trees' order is byte order, as the engine's comparison is).
 func fastKeyType(t sql.Type) bool {
 	if types.IsInteger(t) {
 		return true
 	}
-	if st, ok := t.(sql.StringType); ok && types.IsText(t) {
+	// CHAR is left out: its padding rules are the engine's business.
+	if st, ok := t.(sql.StringType); ok && types.IsText(t) && t.Type() != sqltypes.Char {
 		return st.Collation() == sql.Collation_utf8mb4_0900_bin
 	}
 	return false

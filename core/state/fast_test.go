@@ -79,6 +79,14 @@ var fastCases = []fastCase{
 	{"SELECT nope FROM order_items WHERE order_id = ?", []any{"#1"}, false},
 	{"SELECT * FROM nothere WHERE id = ?", []any{int64(1)}, false},
 	{"SELECT item_id FROM order_items WHERE order_id = ?", nil, false},
+	{"SELECT v FROM tiny WHERE id = 0; SELECT answer FROM secrets", nil, false},
+	{"SELECT v FROM tiny WHERE id = 0 UNION SELECT id FROM secrets", nil, false},
+	{"SELECT v FROM tiny WHERE id = 0 AND v = 1", nil, false}, // v is not a key column
+	{"SELECT v FROM tiny WHERE id = 0 OR id = 127", nil, false},
+	{"SELECT DISTINCT v FROM tiny", nil, false},
+	{"SELECT v FROM tiny t WHERE t.id = 0", nil, false},
+	{"SELECT v FROM weft.tiny WHERE id = 0", nil, false},
+	{"SELECT `v` FROM tiny WHERE id = 0", nil, false},
 	{"SELECT item_id FROM order_items WHERE order_id = ? AND pos = ?", []any{"#1", int64(0), int64(3)}, false},
 }
 
