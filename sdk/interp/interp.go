@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -580,11 +581,31 @@ func cellValue(typ string, cell json.RawMessage) (starlark.Value, error) {
 			return nil, err
 		}
 		return starlark.Float(f), nil
-	case abi.TypeJSON:
-		return decodeJSON(cell)
-	default:
-		return decodeJSON(cell)
+	case abi.TypeString, abi.TypeTime:
+		if s, ok := plainString(cell); ok {
+			return starlark.String(s), nil
+		}
+	case abi.TypeInt, abi.TypeUint:
+		if i, err := strconv.ParseInt(string(cell), 10, 64); err == nil {
+			return starlark.MakeInt64(i), nil
+		}
 	}
+	return decodeJSON(cell)
+}
+
+// plainString is the value of a JSON string with no escapes, without a
+// decoder (most cells).
+func plainString(cell json.RawMessage) (string, bool) {
+	if len(cell) < 2 || cell[0] != '"' || cell[len(cell)-1] != '"' {
+		return "", false
+	}
+	body := cell[1 : len(cell)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 func errText(err error) string {

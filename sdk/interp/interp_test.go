@@ -242,3 +242,23 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Cells of every column type read back as the values they hold, with and
+// without JSON escapes.
+func TestCellValues(t *testing.T) {
+	const src = "def row():\n    return query_one('SELECT * FROM t')\n"
+	h := &fakeHost{sql: func(abi.SQLRequest) string {
+		return `{"columns":["s","e","u","i","big","f","d","j","tm","n"],"types":["string","string","string","int","int","float","decimal","json","time","int"],` +
+			`"rows":[["plain","a\"b\\c\u00e9","héllo",-42,123456789012345678901234,2.5,"0.10",[1,{"k":"v"}],"2024-05-15T15:00:00Z",null]],"rows_affected":0,"last_insert_id":0,"error":null}`
+	}}
+	b, _ := json.Marshal(abi.CallRequest{Tool: "row", Arguments: json.RawMessage(`{}`), Program: &abi.Program{Digest: spec.ProgramDigest(src, nil), Source: src}})
+	got := string(interp.New(interp.Options{}).Dispatch(context.Background(), h, b))
+	const want = `{"s":"plain","e":"a\"b\\cé","u":"héllo","i":-42,"big":123456789012345678901234,"f":2.5,"d":0.1,"j":[1,{"k":"v"}],"tm":"2024-05-15T15:00:00Z","n":null}`
+	var res abi.CallResult
+	if err := json.Unmarshal([]byte(got), &res); err != nil {
+		t.Fatal(err)
+	}
+	if string(res.StructuredContent) != want {
+		t.Errorf("row:\n got %s\nwant %s", res.StructuredContent, want)
+	}
+}
