@@ -137,9 +137,8 @@ func (t *tables) addUser(key string, pos int, raw json.RawMessage) error {
 		return fmt.Errorf("users[%s]: want name, address, payment_methods and orders", key)
 	}
 	row := userRow{Pos: pos, Orders: u.Orders}
-	if err := need("users", key, map[string]*string{
-		"user_id": u.UserID, "name.first_name": u.Name.FirstName, "name.last_name": u.Name.LastName, "email": u.Email,
-	}, map[string]*string{"user_id": &row.UserID, "name.first_name": &row.FirstName, "name.last_name": &row.LastName, "email": &row.Email}); err != nil {
+	if err := need("users", key, field{"user_id", u.UserID, &row.UserID}, field{"name.first_name", u.Name.FirstName, &row.FirstName},
+		field{"name.last_name", u.Name.LastName, &row.LastName}, field{"email", u.Email, &row.Email}); err != nil {
 		return err
 	}
 	if err := u.Address.into("users", key, &row.Address1, &row.Address2, &row.City, &row.Country, &row.State, &row.Zip); err != nil {
@@ -197,8 +196,8 @@ func (t *tables) addOrder(key string, pos int, raw json.RawMessage) error {
 		ExchangePaymentMethodID: o.ExchangePaymentMethodID, ExchangePriceDifference: o.ExchangePriceDifference,
 		ReturnItems: nullable(o.ReturnItems), ReturnPaymentMethodID: o.ReturnPaymentMethodID,
 	}
-	if err := need("orders", key, map[string]*string{"order_id": o.OrderID, "user_id": o.UserID, "status": o.Status},
-		map[string]*string{"order_id": &row.OrderID, "user_id": &row.UserID, "status": &row.Status}); err != nil {
+	if err := need("orders", key, field{"order_id", o.OrderID, &row.OrderID}, field{"user_id", o.UserID, &row.UserID},
+		field{"status", o.Status, &row.Status}); err != nil {
 		return err
 	}
 	if err := o.Address.into("orders", key, &row.Address1, &row.Address2, &row.City, &row.Country, &row.State, &row.Zip); err != nil {
@@ -253,17 +252,21 @@ func (a *address) into(table, key string, dst ...*string) error {
 	return nil
 }
 
+// field is a required string field of a record: its name, the decoded
+// value (nil when absent) and where the row keeps it.
+type field struct {
+	name string
+	src  *string
+	dst  *string
+}
+
 // need copies required string fields, naming the first one missing.
-func need(table, key string, src, dst map[string]*string) error {
-	for _, name := range []string{"user_id", "order_id", "status", "name.first_name", "name.last_name", "email"} {
-		s, ok := src[name]
-		if !ok {
-			continue
+func need(table, key string, fs ...field) error {
+	for _, f := range fs {
+		if f.src == nil {
+			return fmt.Errorf("%s[%s]: no %s", table, key, f.name)
 		}
-		if s == nil {
-			return fmt.Errorf("%s[%s]: no %s", table, key, name)
-		}
-		*dst[name] = *s
+		*f.dst = *f.src
 	}
 	return nil
 }
