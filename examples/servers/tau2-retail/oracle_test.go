@@ -3,6 +3,7 @@ package tau2retail_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,6 +24,10 @@ import (
 // seed), the final state through the program's export().
 
 const oracleDir = "../../data/tau2-retail/oracle"
+
+// casesFile, when set, is replayed by TestOracleCases;
+// scripts/oracle-test.sh retail-spec passes it.
+var casesFile = flag.String("cases", "", "a cases file of the oracle format for TestOracleCases")
 
 var (
 	loadOnce sync.Once
@@ -59,11 +64,12 @@ func nativeServer(t testing.TB) *module.Module {
 	return mod
 }
 
-func testOracleFile(t *testing.T, name string) {
+func testOracleFile(t *testing.T, path string, want int) {
 	if raceEnabled {
 		t.Skip("oracle volume test: run without -race")
 	}
-	f, err := os.Open(filepath.Join(oracleDir, name))
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +77,9 @@ func testOracleFile(t *testing.T, name string) {
 	cases, err := moduletest.Read(f)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want > 0 && len(cases.Cases) != want {
+		t.Fatalf("%s: %d cases, want %d", name, len(cases.Cases), want)
 	}
 	_, v0 := server(t)
 	rep, err := moduletest.Run(context.Background(), nativeServer(t), v0, cases.Cases, nil)
@@ -84,8 +93,23 @@ func testOracleFile(t *testing.T, name string) {
 		t.Errorf("%s: %s of %d cases", name, rep.Summary(), len(cases.Cases))
 	}
 	t.Logf("%s: %s (%d calls)", name, rep.Summary(), rep.Calls)
+	if testing.Verbose() { // the line scripts/oracle-test.sh reports
+		os.Stdout.WriteString(rep.Summary() + "\n")
+	}
 }
 
-func TestOracleTasksTrain(t *testing.T) { testOracleFile(t, "tasks-train.json") }
+func TestOracleTasksTrain(t *testing.T) {
+	testOracleFile(t, filepath.Join(oracleDir, "tasks-train.json"), 74)
+}
 
-func TestOracleFuzzPublic(t *testing.T) { testOracleFile(t, "fuzz-public.json") }
+func TestOracleFuzzPublic(t *testing.T) {
+	testOracleFile(t, filepath.Join(oracleDir, "fuzz-public.json"), 200)
+}
+
+// TestOracleCases replays the file given with -cases (skipped without it).
+func TestOracleCases(t *testing.T) {
+	if *casesFile == "" {
+		t.Skip("no -cases file")
+	}
+	testOracleFile(t, *casesFile, 0)
+}
