@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test retail-seed mcp-test check bench load-test demo fuzz clean proto proto-tools
+.PHONY: all help build test module-test retail-seed tau2-retail-seed mcp-test check bench load-test demo fuzz clean proto proto-tools
 
 all: build
 
@@ -31,6 +31,7 @@ help:
 	@echo "make load-test  the full-size MegaMCP load test (2,000 idle + 1,000 slow connections, 100 calling sessions)"
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
 	@echo "make retail-seed  rewrite examples/data/tau2-retail/db.state.json from db.json"
+	@echo "make tau2-retail-seed  rewrite examples/servers/tau2-retail/seed.json from db.json"
 	@echo "make mcp-test  real MCP clients against weft serve/mcp (part of make test; needs npm)"
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
@@ -52,6 +53,7 @@ test:
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
 	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/retail
+	$(GO) test -count=1 -run '^TestOracle' ./examples/servers/tau2-retail
 	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness)$$' ./internal/cli
 	$(MAKE) module-test
 	$(MAKE) mcp-test
@@ -72,6 +74,12 @@ RETAIL_SEED := examples/data/tau2-retail/db.state.json
 # rewrites it (retaildb's TestCommittedSeed fails when it is stale).
 retail-seed:
 	$(GO) run ./examples/modules/retail/retaildb/cmd/retail-seed -db examples/data/tau2-retail/db.json -o $(RETAIL_SEED)
+
+# The seed of the retail domain in the synthesized-server format
+# (examples/servers/tau2-retail): db.json converted to {table: [rows]} over
+# its schema.sql, committed; its TestCommittedSeed fails when it is stale.
+tau2-retail-seed:
+	$(GO) run ./examples/servers/tau2-retail/cmd/tau2-retail-seed -db examples/data/tau2-retail/db.json -o examples/servers/tau2-retail/seed.json
 
 module-test: build
 	$(MODULE_ENV) $(BIN) module build ./examples/modules/retail $(MODULE_FLAGS) \
