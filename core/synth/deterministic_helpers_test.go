@@ -13,13 +13,13 @@ import (
 )
 
 // served is a synthesized server run natively, with its seed state.
-type served struct {
+type detServed struct {
 	srv  *spec.Server
 	mod  *module.Module
 	seed *state.Version
 }
 
-func serveSpec(t testing.TB, srv *spec.Server) *served {
+func detServe(t testing.TB, srv *spec.Server) *detServed {
 	t.Helper()
 	if err := srv.Validate(); err != nil {
 		t.Fatalf("spec.Validate: %v", err)
@@ -33,16 +33,16 @@ func serveSpec(t testing.TB, srv *spec.Server) *served {
 	if err != nil {
 		t.Fatalf("seed: %v\n%s", err, srv.Schema)
 	}
-	return &served{srv: srv, mod: mod, seed: v}
+	return &detServed{srv: srv, mod: mod, seed: v}
 }
 
-func (s *served) session() *module.Session {
+func (s *detServed) session() *module.Session {
 	return &module.Session{Workspace: s.seed.Store().Fork(s.seed), Seed: 1}
 }
 
 // call runs one tool call; it returns the result's structured content
 // decoded (or the text) and whether it was a tool error.
-func call(t testing.TB, s *served, sess *module.Session, tool string, args string) (map[string]any, bool) {
+func detCall(t testing.TB, s *detServed, sess *module.Session, tool string, args string) (map[string]any, bool) {
 	t.Helper()
 	res, err := s.mod.Call(context.Background(), sess, tool, json.RawMessage(args))
 	if err != nil {

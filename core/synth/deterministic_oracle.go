@@ -54,7 +54,7 @@ func (p *Plan) StateSeed(st any) (json.RawMessage, *StateLoad) {
 		if !ok {
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range stateKeys(m) {
 			elems, keys := collection(m[k])
 			if elems == nil {
 				walk(k, m[k], depth+1)
@@ -95,7 +95,7 @@ func (p *Plan) StateSeed(st any) (json.RawMessage, *StateLoad) {
 	return b, load
 }
 
-func sortedKeys(m map[string]any) []string {
+func stateKeys(m map[string]any) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
@@ -127,7 +127,7 @@ func collection(v any) ([]map[string]any, []string) {
 		}
 		var out []map[string]any
 		var keys []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range stateKeys(x) {
 			m, ok := x[k].(map[string]any)
 			if !ok {
 				return nil, nil
