@@ -75,6 +75,8 @@ const (
 	CodeToolMissing      Code = "tool_missing"      // interface: a documented tool has no function
 	CodeParamsMismatch   Code = "params_mismatch"   // interface: function parameters differ from the input schema
 	CodeSeedInvalid      Code = "seed_invalid"      // interface: the seed does not load into the schema
+	CodeTableUnknown     Code = "table_unknown"     // interface: the program's SQL names a table the schema does not create
+	CodeTableUndeclared  Code = "table_undeclared"  // interface: a tool's SQL names a table outside its reads and writes (or the policy refused a read)
 	CodeCallFailed       Code = "call_failed"       // normal: a valid call ended in an internal error (SQL bug, fail())
 	CodeUnexpectedError  Code = "unexpected_error"  // normal: a valid call on seed entities returned a tool error
 	CodeOutputShape      Code = "output_shape"      // normal: the result does not match the tool's output schema
@@ -90,6 +92,7 @@ const (
 
 // Codes lists every Code, for the histogram and docs.
 var Codes = []Code{CodeSpecInvalid, CodeProgramSyntax, CodeToolMissing, CodeParamsMismatch, CodeSeedInvalid,
+	CodeTableUnknown, CodeTableUndeclared,
 	CodeCallFailed, CodeUnexpectedError, CodeOutputShape, CodeErrorNotRaised, CodeWrongErrorCode, CodeBoundaryCrash,
 	CodeWriteOutsideSet, CodeNoEffect, CodeReadOnlyWrote, CodeReadbackMismatch, CodeBudget}
 
