@@ -203,7 +203,7 @@ func firstSentence(s string) string {
 // hasKeyParam reports whether the input schema has a key-like property
 // (id, *_id, *Id, *_number, *_name of a declared entity is decided later).
 func hasKeyParam(t DocTool) bool {
-	for _, p := range schemaProps(t.InputSchema) {
+	for _, p := range docProps(t.InputSchema) {
 		if isKeyName(p.name) {
 			return true
 		}

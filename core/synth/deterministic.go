@@ -257,7 +257,7 @@ type prop struct {
 }
 
 // schemaProps lists an object schema's properties in document order.
-func schemaProps(raw json.RawMessage) []prop {
+func docProps(raw json.RawMessage) []prop {
 	v, err := decodeOrdered(raw)
 	if err != nil {
 		return nil
@@ -342,7 +342,7 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 	// Pass 1: entities named by key parameters anywhere.
 	keyed := map[string]bool{}
 	for _, t := range docs.Tools {
-		for _, pr := range schemaProps(t.InputSchema) {
+		for _, pr := range docProps(t.InputSchema) {
 			if stem, ok := keyStem(pr.name); ok && stem != "" {
 				keyed[sqlName(stem)] = true
 			}
@@ -367,7 +367,7 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 		}
 		used[name] = true
 		tp.Name = name
-		props := schemaProps(t.InputSchema)
+		props := docProps(t.InputSchema)
 		nouns := nounsOf(t.Name)
 		// The entity: a key parameter whose stem the name mentions, then the
 		// first required key parameter (for by-key operations), then a noun

@@ -390,7 +390,7 @@ func normalizeSchema(raw json.RawMessage, bfcl bool) (json.RawMessage, *schemaEr
 	case !has:
 		obj.set("type", "object")
 	case typ != "object":
-		return nil, &schemaErr{".type", fmt.Sprintf("is %s, want \"object\" (a tool's arguments are an object)", jsonText(typ))}
+		return nil, &schemaErr{".type", fmt.Sprintf("is %s, want \"object\" (a tool's arguments are an object)", docJSONText(typ))}
 	}
 	if p, ok := obj.get("properties"); !ok || p == nil {
 		obj.set("properties", &omap{})
@@ -435,7 +435,7 @@ func walkSchema(s *omap, path string, bfcl bool, depth int) *schemaErr {
 					}
 				}
 				if !ok || !jsonTypes[str] {
-					return &schemaErr{fmt.Sprintf("%s.type[%d]", path, i), fmt.Sprintf("%s is not a JSON Schema type", jsonText(e))}
+					return &schemaErr{fmt.Sprintf("%s.type[%d]", path, i), fmt.Sprintf("%s is not a JSON Schema type", docJSONText(e))}
 				}
 			}
 		case nil:
@@ -493,7 +493,7 @@ func walkSchema(s *omap, path string, bfcl bool, depth int) *schemaErr {
 		}
 		for i, e := range list {
 			if _, ok := e.(string); !ok {
-				return &schemaErr{fmt.Sprintf("%s.required[%d]", path, i), fmt.Sprintf("%s is not a property name", jsonText(e))}
+				return &schemaErr{fmt.Sprintf("%s.required[%d]", path, i), fmt.Sprintf("%s is not a property name", docJSONText(e))}
 			}
 		}
 	}
@@ -538,7 +538,7 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func jsonText(v any) string {
+func docJSONText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
