@@ -178,12 +178,18 @@ func pastTense(v string) string {
 	return v + "ed"
 }
 
+// normProp is a property name lower-cased without "_" and "-", the form
+// the role tables below are written in.
+func normProp(p string) string {
+	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(p))
+}
+
 // keyWords are properties that name an entity's key without an entity
 // prefix, and control parameters that are never columns.
 var (
-	queryProps = map[string]bool{"query": true, "q": true, "keyword": true, "keywords": true, "search": true, "search_query": true, "term": true, "search_term": true, "text": false}
-	limitProps = map[string]bool{"limit": true, "max_results": true, "maxresults": true, "num_results": true, "numresults": true, "count": true, "top_k": true, "topk": true, "page_size": true, "pagesize": true, "per_page": true, "perpage": true, "size": false, "n": true}
-	ctrlProps  = map[string]bool{"offset": true, "page": true, "cursor": true, "sort": true, "sort_by": true, "sortby": true, "order_by": true, "orderby": true, "sort_order": true, "direction": true, "format": true, "verbose": true, "fields": true}
+	queryProps = map[string]bool{"query": true, "q": true, "keyword": true, "keywords": true, "search": true, "searchquery": true, "term": true, "searchterm": true}
+	limitProps = map[string]bool{"limit": true, "maxresults": true, "numresults": true, "count": true, "topk": true, "pagesize": true, "perpage": true, "n": true, "maxitems": true}
+	ctrlProps  = map[string]bool{"offset": true, "page": true, "cursor": true, "sort": true, "sortby": true, "orderby": true, "sortorder": true, "direction": true, "format": true, "verbose": true, "fields": true}
 	stopNouns  = map[string]bool{"details": true, "detail": true, "info": true, "information": true, "all": true, "by": true, "for": true, "of": true, "the": true, "a": true, "an": true, "to": true, "from": true, "in": true, "on": true, "with": true, "and": true, "or": true, "my": true, "current": true, "new": true, "data": true, "id": true, "ids": true, "tool": true, "api": true, "mcp": true, "status": false}
 )
 
@@ -386,29 +392,33 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 	// property names the key column as documented ("user_id", "userId",
 	// "flight_number") and gives its type.
 	keyed := map[string]bool{}
+	keyInfo := map[string][2]string{} // entity -> key column, key type
 	ents := map[string]*Entity{}
 	entity := func(name string) *Entity {
 		if e, ok := ents[name]; ok {
 			return e
 		}
 		e := &Entity{Name: name, Key: name + "_id", KeyType: "string"}
+		if ki, ok := keyInfo[name]; ok {
+			e.Key = ki[0]
+			if ki[1] == "integer" {
+				e.KeyType = "integer"
+			}
+		}
 		ents[name] = e
 		return e
 	}
 	for _, t := range docs.Tools {
 		for _, pr := range docProps(t.InputSchema) {
 			if stem, ok := keyStem(pr.name); ok && stem != "" {
-				if ty, _ := colType(pr.schema); ty == "json" {
+				ty, _ := colType(pr.schema)
+				if ty == "json" {
 					continue
 				}
 				n := sqlName(stem)
-				if !keyed[n] {
+				if _, seen := keyInfo[n]; !seen {
+					keyInfo[n] = [2]string{colName(pr.name), ty}
 					keyed[n] = true
-					e := entity(n)
-					e.Key = colName(pr.name)
-					if ty, _ := colType(pr.schema); ty == "integer" {
-						e.KeyType = "integer"
-					}
 				}
 			}
 		}
@@ -498,7 +508,7 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 			if identRE.MatchString(pr.name) && !keywords[pr.name] {
 				par.Ident = pr.name
 			}
-			low := strings.ToLower(pr.name)
+			low := normProp(pr.name)
 			ty, _ := colType(pr.schema)
 			switch {
 			case pr.name == keyProp:

@@ -42,8 +42,9 @@ type Confusion struct {
 
 // ClassifyServer is one server's share.
 type ClassifyServer struct {
-	Tools   int `json:"tools"`
-	Correct int `json:"correct"`
+	Name    string `json:"name"`
+	Tools   int    `json:"tools"`
+	Correct int    `json:"correct"`
 }
 
 // ClassifyMiss is one misclassified tool with the classifier's reason.
@@ -78,6 +79,7 @@ func EvalClassify(r io.Reader, hide bool) (*ClassifyReport, error) {
 			continue
 		}
 		var rec struct {
+			ServerID     string          `json:"server_id"`
 			Server       string          `json:"server"`
 			Name         string          `json:"name"`
 			Description  string          `json:"description"`
@@ -98,10 +100,14 @@ func EvalClassify(r io.Reader, hide bool) (*ClassifyReport, error) {
 		_, c := Classify(t, ClassifyOptions{HideAnnotations: hide})
 		label := *rec.ReadOnlyHint
 		rep.Tools++
-		s := rep.ByServer[rec.Server]
+		sk := rec.Server
+		if rec.ServerID != "" {
+			sk = rec.ServerID // two servers may share a display name
+		}
+		s := rep.ByServer[sk]
 		if s == nil {
-			s = &ClassifyServer{}
-			rep.ByServer[rec.Server] = s
+			s = &ClassifyServer{Name: rec.Server}
+			rep.ByServer[sk] = s
 		}
 		s.Tools++
 		switch {

@@ -150,7 +150,7 @@ func classifyText(r *synth.ClassifyReport) string {
 	}
 	sort.Strings(servers)
 	for _, s := range servers {
-		fmt.Fprintf(&b, "| %s | %d | %d |\n", s, r.ByServer[s].Tools, r.ByServer[s].Correct)
+		fmt.Fprintf(&b, "| %s (%s) | %d | %d |\n", r.ByServer[s].Name, s, r.ByServer[s].Tools, r.ByServer[s].Correct)
 	}
 	if len(r.Misses) > 0 {
 		b.WriteString("\nmisses (tool, label, deciding verb and rule, first sentence):\n\n")
