@@ -56,7 +56,7 @@ func Validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Repor
 	if opts.MemoryBudget <= 0 {
 		opts.MemoryBudget = DefaultMemoryBudget
 	}
-	v := &validator{ctx: ctx, s: s, opts: opts, stageCalls: map[Stage]int{}}
+	v := &validator{ctx: ctx, s: s, opts: opts, stageCalls: map[Stage]int{}, broken: map[string]bool{}}
 	r := &Report{Format: ReportFormat, Server: s.Name, Version: s.Version, Synthesizer: opts.Synthesizer}
 	if s.Program != "" {
 		r.ProgramDigest = s.ProgramRef().Digest
@@ -109,6 +109,9 @@ type validator struct {
 	tables  map[string]*seedTable // lower-case name
 	outputs map[string]*jsonschema.Schema
 	normals []*normalCall
+	// broken are the tools whose call failed (internal error, budget):
+	// later stages do not call them again.
+	broken map[string]bool
 }
 
 func (v *validator) close() {
