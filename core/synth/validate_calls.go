@@ -714,7 +714,7 @@ func (v *validator) checkTables(fns map[string][]interp.Param) bool {
 		return true // reported by the compile check
 	}
 	uses := map[string][]tableUse{} // function -> tables its literals name
-	calls := map[string][]string{} // function -> top-level functions it calls
+	calls := map[string][]string{}  // function -> top-level functions it calls
 	for _, st := range f.Stmts {
 		def, ok := st.(*syntax.DefStmt)
 		if !ok {
