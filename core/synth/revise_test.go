@@ -62,7 +62,7 @@ var faultTable = []faultRow{
 	{"library-no-not-found", []synth.Stage{synth.StageBoundary}, []synth.Code{synth.CodeBoundaryCrash}, 1},
 	{"library-wrong-error-code", []synth.Stage{synth.StageBoundary}, []synth.Code{synth.CodeWrongErrorCode}, 1},
 	{"library-output-shape", []synth.Stage{synth.StageNormal}, []synth.Code{synth.CodeOutputShape}, 1},
-	{"library-read-only-wrote", []synth.Stage{synth.StageDiff}, []synth.Code{synth.CodeReadOnlyWrote}, 1},
+	{"library-read-only-wrote", []synth.Stage{synth.StageDiff, synth.StageNormal}, []synth.Code{synth.CodeReadOnlyWrote}, 1},
 	{"library-no-effect", []synth.Stage{synth.StageDiff}, []synth.Code{synth.CodeNoEffect}, 1},
 	{"library-readback", []synth.Stage{synth.StageReadback}, []synth.Code{synth.CodeReadbackMismatch}, 1},
 	{"library-loop", []synth.Stage{synth.StageNormal}, []synth.Code{synth.CodeBudget}, 1},

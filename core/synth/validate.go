@@ -384,6 +384,9 @@ func (v *validator) deniedFinding(stage Stage, tool string, o *outcome) bool {
 	for _, d := range denied {
 		if isWrite(d) {
 			code, field = CodeWriteOutsideSet, "writes"
+			if t := v.s.Tool(tool); t != nil && t.ReadOnly {
+				code, field = CodeReadOnlyWrote, "read_only"
+			}
 		}
 	}
 	v.add(Finding{Stage: stage, Code: code, Tool: tool, Field: field, Call: o.callJSON(tool),
