@@ -39,11 +39,11 @@ error codes and one Starlark program that the shared interpreter module runs.
 // synthEnvFlags are the flags of weft synth env.
 type synthEnvFlags struct {
 	docs, name, kind, script, out string
-	baseURL, modelName, apiKeyEnv      string
-	rounds                             int
-	noRegister                         bool
-	seed                               uint64
-	timeout                            time.Duration
+	baseURL, modelName, apiKeyEnv string
+	rounds                        int
+	noRegister                    bool
+	seed                          uint64
+	timeout                       time.Duration
 }
 
 // synthesizer builds the --synthesizer's Synthesizer.
