@@ -333,7 +333,9 @@ func (v *validator) call(stage Stage, base *state.Version, tool string, args jso
 	case errors.As(o.err, &ce):
 		o.internal = true
 		switch {
-		case errors.Is(ce.Kind, module.ErrDeadline):
+		case errors.Is(ce.Kind, module.ErrDeadline), strings.Contains(ce.Message, "computation cancelled: deadline"):
+			// A native call's deadline cancels the Starlark thread, which
+			// answers with an internal error that says so.
 			o.budget = "time: " + ce.Message
 		case errors.Is(ce.Kind, module.ErrMemoryLimit):
 			o.budget = "memory: " + ce.Message

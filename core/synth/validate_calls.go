@@ -116,6 +116,8 @@ func (b binding) value() any { return b.table.rows[b.row][b.table.col(b.col)] }
 // the anchor row's current value), other values from their type.
 func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding) {
 	props, required := schemaProps(t.InputSchema)
+	var root map[string]any
+	_ = json.Unmarshal(t.InputSchema, &root)
 	args := map[string]any{}
 	keys := map[string]binding{}
 	var anchor *binding
@@ -130,6 +132,7 @@ func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding)
 		if p == nil {
 			p = map[string]any{}
 		}
+		p = deref(root, p, 0)
 		if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
 			val := enum[0]
 			if anchor != nil && anchor.table.col(name) >= 0 && len(enum) > 1 && looseEqual(enum[0], anchor.table.rows[anchor.row][anchor.table.col(name)]) {
@@ -149,9 +152,37 @@ func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding)
 				continue
 			}
 		}
-		args[name] = defaultValue(name, p, 0)
+		args[name] = defaultValue(root, name, p, 0)
 	}
 	return args, keys
+}
+
+// deref follows a local "$ref" ("#/$defs/Name", "#/definitions/Name")
+// of p within root, and the first branch of an anyOf or oneOf.
+func deref(root, p map[string]any, depth int) map[string]any {
+	if depth > 8 {
+		return p
+	}
+	if ref, ok := p["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+		var cur any = root
+		for _, seg := range strings.Split(ref[2:], "/") {
+			m, _ := cur.(map[string]any)
+			cur = m[strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")]
+		}
+		if m, ok := cur.(map[string]any); ok {
+			return deref(root, m, depth+1)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if alts, ok := p[k].([]any); ok && len(alts) > 0 && p["type"] == nil {
+			for _, a := range alts {
+				if m, ok := a.(map[string]any); ok && m["type"] != "null" {
+					return deref(root, m, depth+1)
+				}
+			}
+		}
+	}
+	return p
 }
 
 // coerce converts a seed value to the schema type of an argument.
@@ -204,7 +235,8 @@ func coerce(val any, typ string) (any, bool) {
 }
 
 // defaultValue is a value of p's type when the seed gives none.
-func defaultValue(name string, p map[string]any, depth int) any {
+func defaultValue(root map[string]any, name string, p map[string]any, depth int) any {
+	p = deref(root, p, 0)
 	if c, ok := p["const"]; ok {
 		return c
 	}
@@ -230,7 +262,7 @@ func defaultValue(name string, p map[string]any, depth int) any {
 		if items == nil || depth > 4 {
 			return []any{}
 		}
-		return []any{defaultValue(strings.TrimSuffix(name, "s"), items, depth+1)}
+		return []any{defaultValue(root, strings.TrimSuffix(name, "s"), items, depth+1)}
 	case "object":
 		out := map[string]any{}
 		if depth > 4 {
@@ -244,7 +276,7 @@ func defaultValue(name string, p map[string]any, depth int) any {
 			if sub == nil {
 				sub = map[string]any{}
 			}
-			out[n] = defaultValue(n, sub, depth+1)
+			out[n] = defaultValue(root, n, sub, depth+1)
 		}
 		return out
 	}
