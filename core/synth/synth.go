@@ -83,9 +83,9 @@ const (
 	CodeErrorNotRaised   Code = "error_not_raised"  // boundary: a bad argument did not give a tool error
 	CodeWrongErrorCode   Code = "wrong_error_code"  // boundary: a tool error with another code than expected
 	CodeBoundaryCrash    Code = "boundary_crash"    // boundary: a bad argument ended in an internal error
-	CodeWriteOutsideSet  Code = "write_outside_set" // diff: a table outside the declared write set changed (or the write was refused)
+	CodeWriteOutsideSet  Code = "write_outside_set" // diff: a table outside the declared write set changed (normal: or the table policy refused the write)
 	CodeNoEffect         Code = "no_effect"         // diff: a write tool's successful call changed nothing
-	CodeReadOnlyWrote    Code = "read_only_wrote"   // diff: a read-only tool changed state
+	CodeReadOnlyWrote    Code = "read_only_wrote"   // diff: a read-only tool changed state (normal: or the table policy refused its write)
 	CodeReadbackMismatch Code = "readback_mismatch" // readback: the read tool does not show what the write did
 	CodeBudget           Code = "budget"            // any stage: a call ran out of its step or memory budget
 )

@@ -56,7 +56,7 @@ func Validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Repor
 	if opts.MemoryBudget <= 0 {
 		opts.MemoryBudget = DefaultMemoryBudget
 	}
-	v := &validator{ctx: ctx, s: s, opts: opts, stageCalls: map[Stage]int{}}
+	v := &validator{ctx: ctx, s: s, opts: opts, stageCalls: map[Stage]int{}, broken: map[string]bool{}}
 	r := &Report{Format: ReportFormat, Server: s.Name, Version: s.Version, Synthesizer: opts.Synthesizer}
 	if s.Program != "" {
 		r.ProgramDigest = s.ProgramRef().Digest
@@ -109,6 +109,9 @@ type validator struct {
 	tables  map[string]*seedTable // lower-case name
 	outputs map[string]*jsonschema.Schema
 	normals []*normalCall
+	// broken are the tools whose call failed (internal error, budget):
+	// later stages do not call them again.
+	broken map[string]bool
 }
 
 func (v *validator) close() {
@@ -330,7 +333,9 @@ func (v *validator) call(stage Stage, base *state.Version, tool string, args jso
 	case errors.As(o.err, &ce):
 		o.internal = true
 		switch {
-		case errors.Is(ce.Kind, module.ErrDeadline):
+		case errors.Is(ce.Kind, module.ErrDeadline), strings.Contains(ce.Message, "computation cancelled: deadline"):
+			// A native call's deadline cancels the Starlark thread, which
+			// answers with an internal error that says so.
 			o.budget = "time: " + ce.Message
 		case errors.Is(ce.Kind, module.ErrMemoryLimit):
 			o.budget = "memory: " + ce.Message
@@ -381,6 +386,9 @@ func (v *validator) deniedFinding(stage Stage, tool string, o *outcome) bool {
 	for _, d := range denied {
 		if isWrite(d) {
 			code, field = CodeWriteOutsideSet, "writes"
+			if t := v.s.Tool(tool); t != nil && t.ReadOnly {
+				code, field = CodeReadOnlyWrote, "read_only"
+			}
 		}
 	}
 	v.add(Finding{Stage: stage, Code: code, Tool: tool, Field: field, Call: o.callJSON(tool),

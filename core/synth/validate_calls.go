@@ -116,6 +116,8 @@ func (b binding) value() any { return b.table.rows[b.row][b.table.col(b.col)] }
 // the anchor row's current value), other values from their type.
 func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding) {
 	props, required := schemaProps(t.InputSchema)
+	var root map[string]any
+	_ = json.Unmarshal(t.InputSchema, &root)
 	args := map[string]any{}
 	keys := map[string]binding{}
 	var anchor *binding
@@ -130,6 +132,7 @@ func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding)
 		if p == nil {
 			p = map[string]any{}
 		}
+		p = deref(root, p, 0)
 		if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
 			val := enum[0]
 			if anchor != nil && anchor.table.col(name) >= 0 && len(enum) > 1 && looseEqual(enum[0], anchor.table.rows[anchor.row][anchor.table.col(name)]) {
@@ -149,9 +152,37 @@ func (v *validator) normalArgs(t spec.Tool) (map[string]any, map[string]binding)
 				continue
 			}
 		}
-		args[name] = defaultValue(name, p, 0)
+		args[name] = defaultValue(root, name, p, 0)
 	}
 	return args, keys
+}
+
+// deref follows a local "$ref" ("#/$defs/Name", "#/definitions/Name")
+// of p within root, and the first branch of an anyOf or oneOf.
+func deref(root, p map[string]any, depth int) map[string]any {
+	if depth > 8 {
+		return p
+	}
+	if ref, ok := p["$ref"].(string); ok && strings.HasPrefix(ref, "#/") {
+		var cur any = root
+		for _, seg := range strings.Split(ref[2:], "/") {
+			m, _ := cur.(map[string]any)
+			cur = m[strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")]
+		}
+		if m, ok := cur.(map[string]any); ok {
+			return deref(root, m, depth+1)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if alts, ok := p[k].([]any); ok && len(alts) > 0 && p["type"] == nil {
+			for _, a := range alts {
+				if m, ok := a.(map[string]any); ok && m["type"] != "null" {
+					return deref(root, m, depth+1)
+				}
+			}
+		}
+	}
+	return p
 }
 
 // coerce converts a seed value to the schema type of an argument.
@@ -204,7 +235,8 @@ func coerce(val any, typ string) (any, bool) {
 }
 
 // defaultValue is a value of p's type when the seed gives none.
-func defaultValue(name string, p map[string]any, depth int) any {
+func defaultValue(root map[string]any, name string, p map[string]any, depth int) any {
+	p = deref(root, p, 0)
 	if c, ok := p["const"]; ok {
 		return c
 	}
@@ -230,7 +262,7 @@ func defaultValue(name string, p map[string]any, depth int) any {
 		if items == nil || depth > 4 {
 			return []any{}
 		}
-		return []any{defaultValue(strings.TrimSuffix(name, "s"), items, depth+1)}
+		return []any{defaultValue(root, strings.TrimSuffix(name, "s"), items, depth+1)}
 	case "object":
 		out := map[string]any{}
 		if depth > 4 {
@@ -244,7 +276,7 @@ func defaultValue(name string, p map[string]any, depth int) any {
 			if sub == nil {
 				sub = map[string]any{}
 			}
-			out[n] = defaultValue(n, sub, depth+1)
+			out[n] = defaultValue(root, n, sub, depth+1)
 		}
 		return out
 	}
@@ -314,9 +346,11 @@ func (v *validator) normal() {
 		}
 		switch {
 		case v.budgetFinding(StageNormal, t.Name, o), v.deniedFinding(StageNormal, t.Name, o):
+			v.broken[t.Name] = true
 		case o.refusal:
 			add(CodeParamsMismatch, "input_schema", "arguments drawn from the seed were refused by the input schema: %v", o.err)
 		case o.internal:
+			v.broken[t.Name] = true
 			add(CodeCallFailed, "program", "a valid call on seed entities failed: %v", o.err)
 		case o.toolErr():
 			add(CodeUnexpectedError, "errors", "a valid call on seed entities returned tool error %q: %s", o.code, resultText(o.res))
@@ -354,6 +388,9 @@ var notFoundRE = regexp.MustCompile(`not_found|unknown|no_such|not_exist|nonexis
 func (v *validator) boundary() {
 	for _, nc := range v.normals {
 		t := nc.tool
+		if v.broken[t.Name] {
+			continue // its normal call already failed: the same failure again says nothing new
+		}
 		props, required := schemaProps(t.InputSchema)
 		for _, name := range required {
 			args := maps(nc.args)
@@ -406,6 +443,9 @@ func maps(m map[string]any) map[string]any {
 // expectError makes a boundary call that must fail: refused by the input
 // schema or a tool error (of one of codes, when given).
 func (v *validator) expectError(t spec.Tool, kind, name string, args map[string]any, codes []string) {
+	if v.broken[t.Name] {
+		return
+	}
 	o := v.call(StageBoundary, v.seed, t.Name, marshalArgs(args))
 	field := "input_schema.properties." + name
 	add := func(code Code, format string, a ...any) {
@@ -414,6 +454,7 @@ func (v *validator) expectError(t spec.Tool, kind, name string, args map[string]
 	}
 	switch {
 	case v.budgetFinding(StageBoundary, t.Name, o):
+		v.broken[t.Name] = true
 	case o.refusal:
 		if codes != nil {
 			return // the schema refused the made-up id: an error as well
@@ -507,7 +548,7 @@ func (v *validator) readback() {
 			}
 			for i, row := range rows {
 				for _, rt := range v.s.Tools {
-					if rt.ReadOnly && touches(rt, td.Table) {
+					if rt.ReadOnly && touches(rt, td.Table) && !v.broken[rt.Name] {
 						v.readOne(nc, rt, td.Table, row, check[i])
 					}
 				}
@@ -576,9 +617,11 @@ func (v *validator) readOne(nc *normalCall, rt spec.Tool, table string, row map[
 	after := v.call(StageReadback, nc.out.after, rt.Name, a)
 	f := Finding{Stage: StageReadback, Code: CodeReadbackMismatch, Tool: rt.Name, Call: after.callJSON(rt.Name), Diff: nc.out.diffJSON()}
 	if v.budgetFinding(StageReadback, rt.Name, after) {
+		v.broken[rt.Name] = true
 		return
 	}
 	if !after.ok() {
+		f.Field = "program"
 		f.Message = fmt.Sprintf("server %q, tool %q: after %s changed %s, reading it back failed: %s", v.s.Name, rt.Name, nc.tool.Name, table, failText(after))
 		v.add(f)
 		return
@@ -678,6 +721,13 @@ func looseEqual(a, b any) bool {
 	return jsonText(a) == jsonText(b)
 }
 
+// tableUse is a table an SQL literal names, and whether the statement
+// writes it (the first table of an INSERT, UPDATE, DELETE or REPLACE).
+type tableUse struct {
+	table string
+	write bool
+}
+
 // sqlStmtRE tells a string literal that is SQL (it starts with a
 // statement verb) from prose such as an error message.
 var sqlStmtRE = regexp.MustCompile(`(?is)^\s*(select|insert|update|delete|replace|with)\b`)
@@ -695,8 +745,8 @@ func (v *validator) checkTables(fns map[string][]interp.Param) bool {
 	if err != nil {
 		return true // reported by the compile check
 	}
-	uses := map[string][]string{}  // function -> tables its literals name
-	calls := map[string][]string{} // function -> top-level functions it calls
+	uses := map[string][]tableUse{} // function -> tables its literals name
+	calls := map[string][]string{}  // function -> top-level functions it calls
 	for _, st := range f.Stmts {
 		def, ok := st.(*syntax.DefStmt)
 		if !ok {
@@ -707,9 +757,11 @@ func (v *validator) checkTables(fns map[string][]interp.Param) bool {
 			switch x := n.(type) {
 			case *syntax.Literal:
 				if s, ok := x.Value.(string); ok && sqlStmtRE.MatchString(s) {
-					for _, m := range sqlTableRE.FindAllStringSubmatch(s, -1) {
-						if t := strings.ToLower(m[1]); !slices.Contains(uses[name], t) && !sqlWord[t] {
-							uses[name] = append(uses[name], t)
+					write := isWrite(s)
+					for i, m := range sqlTableRE.FindAllStringSubmatch(s, -1) {
+						u := tableUse{table: strings.ToLower(m[1]), write: write && i == 0}
+						if !slices.Contains(uses[name], u) && !sqlWord[u.table] {
+							uses[name] = append(uses[name], u)
 						}
 					}
 				}
@@ -728,15 +780,15 @@ func (v *validator) checkTables(fns map[string][]interp.Param) bool {
 	for _, t := range v.s.Tools {
 		seen := map[string]bool{}
 		var reach func(fn string)
-		var tables []string
+		var tables []tableUse
 		reach = func(fn string) {
 			if seen[fn] {
 				return
 			}
 			seen[fn] = true
-			for _, tab := range uses[fn] {
-				if !slices.Contains(tables, tab) {
-					tables = append(tables, tab)
+			for _, u := range uses[fn] {
+				if !slices.Contains(tables, u) {
+					tables = append(tables, u)
 				}
 			}
 			for _, c := range calls[fn] {
@@ -744,20 +796,27 @@ func (v *validator) checkTables(fns map[string][]interp.Param) bool {
 			}
 		}
 		reach(t.Name)
-		for _, tab := range tables {
+		reported := map[string]bool{}
+		for _, u := range tables {
+			tab := u.table
+			declared := touches(t, tab)
+			verb := "reads"
+			if u.write {
+				declared = slices.ContainsFunc(t.Writes, func(w string) bool { return strings.EqualFold(w, tab) })
+				verb = "writes"
+			}
+			if reported[tab] {
+				continue
+			}
 			switch {
 			case !slices.Contains(created, tab):
-				ok = false
+				ok, reported[tab] = false, true
 				v.add(Finding{Stage: StageInterface, Code: CodeTableUnknown, Tool: t.Name, Field: "program",
 					Message: fmt.Sprintf("server %q, tool %q, field program: the SQL names table %q, which the schema does not create (tables: %s)", v.s.Name, t.Name, tab, strings.Join(created, ", "))})
-			case !touches(t, tab):
-				ok = false
-				field := "reads"
-				if !t.ReadOnly {
-					field = "writes"
-				}
-				v.add(Finding{Stage: StageInterface, Code: CodeTableUndeclared, Tool: t.Name, Field: field,
-					Message: fmt.Sprintf("server %q, tool %q, field %s: the SQL names table %q, which the tool does not declare (reads %v, writes %v)", v.s.Name, t.Name, field, tab, t.Reads, t.Writes)})
+			case !declared:
+				ok, reported[tab] = false, true
+				v.add(Finding{Stage: StageInterface, Code: CodeTableUndeclared, Tool: t.Name, Field: verb,
+					Message: fmt.Sprintf("server %q, tool %q, field %s: the SQL %s table %q, which the tool does not declare (reads %v, writes %v)", v.s.Name, t.Name, verb, verb, tab, t.Reads, t.Writes)})
 			}
 		}
 	}
