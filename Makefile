@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test retail-seed mcp-test check bench load-test demo fuzz clean proto proto-tools
+.PHONY: all help build test module-test retail-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
 
 all: build
 
@@ -36,6 +36,7 @@ help:
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
+	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
@@ -163,6 +164,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/hermes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSkill$$' -fuzztime $(FUZZTIME) ./plugins/harness/native
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./core/config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTau2Tools$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBFCL$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzParseToucan$$' -fuzztime $(FUZZTIME) ./core/synth
+
+# The deterministic synthesizer's figures (docs/synthesis-figures.md) on the
+# full shared data sets: oracle-call share (tau2 airline, BFCL), read/write
+# classification (Toucan readonly_eval), every Toucan server synthesized and
+# validated; then the CPU-per-server benchmark. SHARED_DATA holds
+# tau2-airline/, bfcl-multiturn/ and toucan-mcp/ (make test runs slices).
+SHARED_DATA ?= ../shared/data
+synth-figures:
+	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
+	$(GO) test -run '^$$' -bench 'BenchmarkSynthesize' -benchtime 200x ./core/synth
 
 clean:
 	rm -rf bin build bench.txt

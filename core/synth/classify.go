@@ -173,7 +173,7 @@ func Classify(t DocTool, opts ClassifyOptions) (Op, Classification) {
 		c.ReadOnly = *t.ReadOnlyHint
 		switch {
 		case c.ReadOnly && !op.ReadOnly():
-			op = OpList
+			op, c.Status = OpList, ""
 			if hasKeyParam(t) {
 				op = OpGet
 			}

@@ -71,6 +71,9 @@ type Entity struct {
 	KeyType string // "string" or "integer"
 	Columns []*Column
 	Refs    []string // entities this one refers to (its columns' Ref), sorted
+
+	keyNamed bool // KeyType was decided by a plain "id" property
+	stamped  bool // updates set updated_at
 }
 
 // Column is one non-key column. Type is "string", "integer", "number",
@@ -135,12 +138,58 @@ var reserved = func() map[string]bool {
 	return m
 }()
 
+// keywords are the words a Starlark parameter may not be named (Starlark's
+// keywords and the Python ones it reserves); a property named so is passed
+// through **_kw. Other names are fine as parameters: the function bodies
+// use only the prelude's "_" aliases, so a parameter named query or type
+// shadows nothing they use.
+var keywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`and break continue def elif else for if in lambda load not or pass return while
+		as assert async await class del except finally from global import is nonlocal raise try with yield`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// creationVerbs are the create verbs that make a new entity even when
+// its key is given; other create-like verbs with a key act on an existing
+// one (OpStatus).
+var creationVerbs = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`create add insert new make register book reserve submit upload put write post
+		publish touch mkdir clone copy cp fork import generate save store record send place buy purchase order
+		invite comment reply tweet schedule enqueue queue mint deposit`) {
+		creationVerbs[w] = true
+	}
+}
+
+// pastTense is the status an action leaves ("start" -> "started").
+func pastTense(v string) string {
+	switch {
+	case v == "run":
+		return "ran"
+	case v == "stop":
+		return "stopped"
+	case strings.HasSuffix(v, "e"):
+		return v + "d"
+	}
+	return v + "ed"
+}
+
+// normProp is a property name lower-cased without "_" and "-", the form
+// the role tables below are written in.
+func normProp(p string) string {
+	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(p))
+}
+
 // keyWords are properties that name an entity's key without an entity
 // prefix, and control parameters that are never columns.
 var (
-	queryProps = map[string]bool{"query": true, "q": true, "keyword": true, "keywords": true, "search": true, "search_query": true, "term": true, "search_term": true, "text": false}
-	limitProps = map[string]bool{"limit": true, "max_results": true, "maxresults": true, "num_results": true, "numresults": true, "count": true, "top_k": true, "topk": true, "page_size": true, "pagesize": true, "per_page": true, "perpage": true, "size": false, "n": true}
-	ctrlProps  = map[string]bool{"offset": true, "page": true, "cursor": true, "sort": true, "sort_by": true, "sortby": true, "order_by": true, "orderby": true, "sort_order": true, "direction": true, "format": true, "verbose": true, "fields": true}
+	queryProps = map[string]bool{"query": true, "q": true, "keyword": true, "keywords": true, "search": true, "searchquery": true, "term": true, "searchterm": true}
+	limitProps = map[string]bool{"limit": true, "maxresults": true, "numresults": true, "count": true, "topk": true, "pagesize": true, "perpage": true, "n": true, "maxitems": true}
+	ctrlProps  = map[string]bool{"offset": true, "page": true, "cursor": true, "sort": true, "sortby": true, "orderby": true, "sortorder": true, "direction": true, "format": true, "verbose": true, "fields": true}
 	stopNouns  = map[string]bool{"details": true, "detail": true, "info": true, "information": true, "all": true, "by": true, "for": true, "of": true, "the": true, "a": true, "an": true, "to": true, "from": true, "in": true, "on": true, "with": true, "and": true, "or": true, "my": true, "current": true, "new": true, "data": true, "id": true, "ids": true, "tool": true, "api": true, "mcp": true, "status": false}
 )
 
@@ -339,23 +388,40 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 	p := &Plan{Server_: serverName(docs.Name), Docs: docs, seed: d.Seed, rows: rows}
 	copts := ClassifyOptions{HideAnnotations: d.HideAnnotations}
 
-	// Pass 1: entities named by key parameters anywhere.
+	// Pass 1: entities named by key parameters anywhere; the first such
+	// property names the key column as documented ("user_id", "userId",
+	// "flight_number") and gives its type.
 	keyed := map[string]bool{}
-	for _, t := range docs.Tools {
-		for _, pr := range docProps(t.InputSchema) {
-			if stem, ok := keyStem(pr.name); ok && stem != "" {
-				keyed[sqlName(stem)] = true
-			}
-		}
-	}
+	keyInfo := map[string][2]string{} // entity -> key column, key type
 	ents := map[string]*Entity{}
 	entity := func(name string) *Entity {
 		if e, ok := ents[name]; ok {
 			return e
 		}
 		e := &Entity{Name: name, Key: name + "_id", KeyType: "string"}
+		if ki, ok := keyInfo[name]; ok {
+			e.Key = ki[0]
+			if ki[1] == "integer" {
+				e.KeyType = "integer"
+			}
+		}
 		ents[name] = e
 		return e
+	}
+	for _, t := range docs.Tools {
+		for _, pr := range docProps(t.InputSchema) {
+			if stem, ok := keyStem(pr.name); ok && stem != "" {
+				ty, _ := colType(pr.schema)
+				if ty == "json" {
+					continue
+				}
+				n := sqlName(stem)
+				if _, seen := keyInfo[n]; !seen {
+					keyInfo[n] = [2]string{colName(pr.name), ty}
+					keyed[n] = true
+				}
+			}
+		}
 	}
 	used := map[string]bool{}
 	for _, t := range docs.Tools {
@@ -412,20 +478,24 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 				}
 			}
 		}
-		if keyProp != "" {
+		if keyProp != "" && !keyed[e.Name] && !e.keyNamed {
+			// An entity keyed only by a plain "id": its type decides.
 			for _, pr := range props {
 				if pr.name == keyProp {
-					if ty, _ := colType(pr.schema); ty == "integer" && e.KeyType == "string" && len(e.Columns) == 0 {
+					if ty, _ := colType(pr.schema); ty == "integer" {
 						e.KeyType = "integer"
-					}
-					if stem, _ := keyStem(keyProp); stem != "" {
-						if w := Words(keyProp); w[len(w)-1] == "number" {
-							e.Key = sqlName(keyProp)
-						}
 					}
 				}
 			}
-		} else if op == OpGet || op == OpUpdate || op == OpDelete || op == OpStatus {
+			e.keyNamed = true
+		}
+		if keyProp != "" && op == OpCreate && !creationVerbs[cls.Verb] && cls.Verb != "" {
+			// An action on an existing entity ("start_pod", "run_job"):
+			// its status records the action.
+			tp.Op = OpStatus
+			tp.Class.Status = pastTense(cls.Verb)
+		}
+		if keyProp == "" && (op == OpGet || op == OpUpdate || op == OpDelete || op == OpStatus) {
 			// A by-key operation without a key: it acts on the whole table.
 			if op == OpGet {
 				tp.Op = OpList
@@ -435,10 +505,10 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 		}
 		for _, pr := range props {
 			par := &Param{Prop: pr.name, Required: pr.required, Schema: pr.schema}
-			if identRE.MatchString(pr.name) && !reserved[pr.name] {
+			if identRE.MatchString(pr.name) && !keywords[pr.name] {
 				par.Ident = pr.name
 			}
-			low := strings.ToLower(pr.name)
+			low := normProp(pr.name)
 			ty, _ := colType(pr.schema)
 			switch {
 			case pr.name == keyProp:
@@ -482,8 +552,13 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 			}
 		}
 		if tp.Op == OpStatus {
-			c := e.column("status", map[string]any{"type": "string"}, "")
-			_ = c
+			e.column("status", map[string]any{"type": "string"}, "")
+		}
+		if tp.Op == OpStatus || tp.Op == OpUpdate {
+			// Every update stamps the row with the session clock, so an
+			// update that sets no documented field still records itself.
+			e.column("updated_at", map[string]any{"type": "string"}, "")
+			e.stamped = true
 		}
 	}
 	for _, tp := range p.Tools { // key columns of refs
@@ -529,16 +604,27 @@ func (d *Deterministic) Plan(docs *Docs) (*Plan, error) {
 	return p, nil
 }
 
+// colName is a property's column name: the property name itself when it
+// is a SQL identifier (so validation and readers see the documented
+// name), else sqlName of it.
+func colName(prop string) string {
+	if len(prop) <= 60 && identRE.MatchString(prop) {
+		return prop
+	}
+	return sqlName(prop)
+}
+
 // column returns e's column for a property, adding it (a second property
-// of another type widens it to json).
+// of another type widens it to json). Names compare case-insensitively,
+// as MySQL's do.
 func (e *Entity) column(propName string, s map[string]any, ref string) *Column {
-	name := sqlName(propName)
-	if name == e.Key {
+	name := colName(propName)
+	if strings.EqualFold(name, e.Key) {
 		name += "_value"
 	}
 	ty, enum := colType(s)
 	for _, c := range e.Columns {
-		if c.Name == name {
+		if strings.EqualFold(c.Name, name) {
 			if c.Type != ty && c.Ref == "" {
 				c.Type, c.Enum = "json", nil
 			}
@@ -585,7 +671,13 @@ func (p *Plan) Server() (*spec.Server, error) {
 	var prog strings.Builder
 	prog.WriteString(programPrelude)
 	for _, e := range p.Entities {
-		fmt.Fprintf(&prog, "\n_E_%s = %s\n", e.Name, starValue(map[string]any{"table": e.Name, "key": e.Key, "integer_key": e.KeyType == "integer"}))
+		bools := []any{}
+		for _, c := range e.Columns {
+			if c.Type == "boolean" {
+				bools = append(bools, c.Name)
+			}
+		}
+		fmt.Fprintf(&prog, "\n_E_%s = %s\n", e.Name, starValue(map[string]any{"table": e.Name, "key": e.Key, "integer_key": e.KeyType == "integer", "bools": bools, "stamped": e.stamped}))
 	}
 	for _, tp := range p.Tools {
 		t := spec.Tool{
@@ -693,8 +785,15 @@ _enc = json.encode
 def _tick(n):
     return "` + "`" + `" + n + "` + "`" + `"
 
+def _fix(e, r):
+    if r != None:
+        for c in e["bools"]:
+            if r.get(c) != None:
+                r[c] = r[c] == 1 or r[c] == True
+    return r
+
 def _row(e, k):
-    return _q1("SELECT * FROM " + _tick(e["table"]) + " WHERE " + _tick(e["key"]) + " = ?", k)
+    return _fix(e, _q1("SELECT * FROM " + _tick(e["table"]) + " WHERE " + _tick(e["key"]) + " = ?", k))
 
 def _must(e, k, what):
     if k == None:
@@ -750,7 +849,7 @@ def _list(e, a, cols, refs, qprop, text, lprop):
     lv = a.get(lprop) if lprop else None
     if lv != None and _type(lv) in ("int", "float") and lv >= 0:
         sql += " LIMIT " + _str(int(lv))
-    rows = _q(sql, *args)
+    rows = [_fix(e, r) for r in _q(sql, *args)]
     return {"results": rows, "count": _len(rows)}
 
 def _newkey(e):
@@ -788,9 +887,12 @@ def _update(e, a, keyprop, cols, refs, status):
     _must(e, k, keyprop)
     _refs(refs, a)
     names, vals = _sets(cols + [[p[0], p[2], p[3]] for p in refs], a)
-    if status:
+    if status and _tick("status") not in names:
         names.append(_tick("status"))
         vals.append(status)
+    if e["stamped"] and _tick("updated_at") not in names:
+        names.append(_tick("updated_at"))
+        vals.append(now())
     if names:
         _x("UPDATE " + _tick(e["table"]) + " SET " + ", ".join([n + " = ?" for n in names]) + " WHERE " + _tick(e["key"]) + " = ?", *(vals + [k]))
     return _row(e, k)

@@ -42,8 +42,9 @@ type Confusion struct {
 
 // ClassifyServer is one server's share.
 type ClassifyServer struct {
-	Tools   int `json:"tools"`
-	Correct int `json:"correct"`
+	Name    string `json:"name"`
+	Tools   int    `json:"tools"`
+	Correct int    `json:"correct"`
 }
 
 // ClassifyMiss is one misclassified tool with the classifier's reason.
@@ -78,6 +79,7 @@ func EvalClassify(r io.Reader, hide bool) (*ClassifyReport, error) {
 			continue
 		}
 		var rec struct {
+			ServerID     string          `json:"server_id"`
 			Server       string          `json:"server"`
 			Name         string          `json:"name"`
 			Description  string          `json:"description"`
@@ -98,10 +100,14 @@ func EvalClassify(r io.Reader, hide bool) (*ClassifyReport, error) {
 		_, c := Classify(t, ClassifyOptions{HideAnnotations: hide})
 		label := *rec.ReadOnlyHint
 		rep.Tools++
-		s := rep.ByServer[rec.Server]
+		sk := rec.Server
+		if rec.ServerID != "" {
+			sk = rec.ServerID // two servers may share a display name
+		}
+		s := rep.ByServer[sk]
 		if s == nil {
-			s = &ClassifyServer{}
-			rep.ByServer[rec.Server] = s
+			s = &ClassifyServer{Name: rec.Server}
+			rep.ByServer[sk] = s
 		}
 		s.Tools++
 		switch {
@@ -147,14 +153,29 @@ type ScaleReport struct {
 	Examples    []string       `json:"examples"`      // the first failure message of each stage
 	PerServer   time.Duration  `json:"per_server_ns"` // mean time to synthesize, validate, compile and seed one server
 	Total       time.Duration  `json:"total_ns"`
+
+	// Validation (Validate, the five stages), when SynthesizeAll ran it
+	// on the served servers: servers passing each stage, passing all,
+	// the findings by code, and the mean validation time per server.
+	Validated         int           `json:"validated"`
+	StagePassed       map[Stage]int `json:"stage_passed,omitempty"`
+	PassedAll         int           `json:"passed_all"`
+	Codes             map[Code]int  `json:"codes,omitempty"`
+	ServersByCode     map[Code]int  `json:"servers_by_code,omitempty"`
+	ValidatePerServer time.Duration `json:"validate_per_server_ns"`
 }
 
 // SynthesizeAll runs d over every docs and checks each server up to the
 // point of serving it (synthesis, spec.Validate, interp.Check, seed load
 // into a fresh store, module.NewNativeServer). loadErrors is the count of
 // records the loader refused (reported, not retried).
-func SynthesizeAll(ctx context.Context, d *Deterministic, docs []Docs, loadErrors int) *ScaleReport {
+//
+// With validate, every served server then goes through Validate (all five
+// stages) and the report counts servers per stage passed and findings per
+// code; the synthesis time excludes validation.
+func SynthesizeAll(ctx context.Context, d *Deterministic, docs []Docs, loadErrors int, validate bool) *ScaleReport {
 	rep := &ScaleReport{Servers: len(docs) + loadErrors, LoadErrors: loadErrors, Failures: map[string]int{}, Examples: []string{}}
+	var served []*spec.Server
 	seen := map[string]bool{}
 	fail := func(stage string, err error) {
 		rep.Failures[stage]++
@@ -191,12 +212,49 @@ func SynthesizeAll(ctx context.Context, d *Deterministic, docs []Docs, loadError
 		if err := CheckServed(ctx, srv, rep, fail); err != nil {
 			continue
 		}
+		if validate {
+			served = append(served, srv)
+		}
 	}
 	rep.Total = time.Since(start)
 	if len(docs) > 0 {
 		rep.PerServer = rep.Total / time.Duration(len(docs))
 	}
+	if validate {
+		rep.validate(ctx, served)
+	}
 	return rep
+}
+
+func (rep *ScaleReport) validate(ctx context.Context, servers []*spec.Server) {
+	rep.StagePassed, rep.Codes, rep.ServersByCode = map[Stage]int{}, map[Code]int{}, map[Code]int{}
+	start := time.Now()
+	for _, srv := range servers {
+		vr, err := Validate(ctx, srv, ValidateOptions{Synthesizer: "deterministic"})
+		if err != nil {
+			return
+		}
+		rep.Validated++
+		if vr.Passed {
+			rep.PassedAll++
+		}
+		for _, st := range vr.Stages {
+			if st.Status == StatusPassed {
+				rep.StagePassed[st.Stage]++
+			}
+		}
+		seen := map[Code]bool{}
+		for _, f := range vr.Findings {
+			rep.Codes[f.Code]++
+			if !seen[f.Code] {
+				seen[f.Code] = true
+				rep.ServersByCode[f.Code]++
+			}
+		}
+	}
+	if rep.Validated > 0 {
+		rep.ValidatePerServer = time.Since(start) / time.Duration(rep.Validated)
+	}
 }
 
 // CheckServed takes one server through spec.Validate, interp.Check, the
@@ -263,5 +321,18 @@ func (r *ScaleReport) String() string {
 		fmt.Fprintf(&b, "  e.g. %s\n", e)
 	}
 	fmt.Fprintf(&b, "time per server %v (total %v)\n", r.PerServer.Round(time.Microsecond), r.Total.Round(time.Millisecond))
+	if r.Validated > 0 {
+		fmt.Fprintf(&b, "validated %d: passed all stages %d; per stage:", r.Validated, r.PassedAll)
+		for _, st := range Stages {
+			fmt.Fprintf(&b, " %s %d", st, r.StagePassed[st])
+		}
+		b.WriteString("\nfindings by code (findings / servers):")
+		for _, c := range Codes {
+			if r.Codes[c] > 0 {
+				fmt.Fprintf(&b, " %s %d/%d", c, r.Codes[c], r.ServersByCode[c])
+			}
+		}
+		fmt.Fprintf(&b, "\nvalidation time per server %v\n", r.ValidatePerServer.Round(time.Microsecond))
+	}
 	return b.String()
 }

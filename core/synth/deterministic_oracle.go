@@ -251,16 +251,24 @@ type OracleGroup struct {
 // OracleTally counts oracle calls: all, with the error classification
 // equal (tool error or not), and fully right (classification equal and,
 // on success, the output equal).
+//
+// Successes counts the calls the reference answered without an error and
+// OutputRight those of them whose output was equal too (Right minus the
+// calls where both sides erred).
 type OracleTally struct {
-	Calls      int `json:"calls"`
-	ErrorRight int `json:"error_right"`
-	Right      int `json:"right"`
+	Calls       int `json:"calls"`
+	ErrorRight  int `json:"error_right"`
+	Right       int `json:"right"`
+	Successes   int `json:"reference_successes"`
+	OutputRight int `json:"output_right"`
 }
 
 func (t *OracleTally) add(o OracleTally) {
 	t.Calls += o.Calls
 	t.ErrorRight += o.ErrorRight
 	t.Right += o.Right
+	t.Successes += o.Successes
+	t.OutputRight += o.OutputRight
 }
 
 // OracleSplit is a tally for read and for write tools.
@@ -355,9 +363,15 @@ func MeasureOracle(ctx context.Context, d *Deterministic, file string, groups []
 				}
 				var o OracleTally
 				o.Calls = 1
+				if !cl.Error {
+					o.Successes = 1
+				}
 				switch wrong[at{c.ID, i}] {
 				case "":
 					o.ErrorRight, o.Right = 1, 1
+					if !cl.Error {
+						o.OutputRight = 1
+					}
 				case "output":
 					o.ErrorRight = 1
 					rep.Misses[cl.Name+": output"]++
@@ -408,11 +422,11 @@ func pct(n, d int) string {
 // file), read and write apart.
 func (r *OracleReport) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %s | read calls | read: error class right | read: fully right | write calls | write: error class right | write: fully right |\n|---|---|---|---|---|---|---|\n", r.File)
+	fmt.Fprintf(&b, "| %s | read calls | error class right | fully right | output right / reference successes | write calls | error class right | fully right | output right / reference successes |\n|---|---|---|---|---|---|---|---|---|\n", r.File)
 	row := func(name string, s *OracleSplit) {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %s | %s |\n", name,
-			s.Read.Calls, pct(s.Read.ErrorRight, s.Read.Calls), pct(s.Read.Right, s.Read.Calls),
-			s.Write.Calls, pct(s.Write.ErrorRight, s.Write.Calls), pct(s.Write.Right, s.Write.Calls))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d / %d | %d | %s | %s | %d / %d |\n", name,
+			s.Read.Calls, pct(s.Read.ErrorRight, s.Read.Calls), pct(s.Read.Right, s.Read.Calls), s.Read.OutputRight, s.Read.Successes,
+			s.Write.Calls, pct(s.Write.ErrorRight, s.Write.Calls), pct(s.Write.Right, s.Write.Calls), s.Write.OutputRight, s.Write.Successes)
 	}
 	for _, c := range sortedKeysSplit(r.ByClass) {
 		row(c, r.ByClass[c])
