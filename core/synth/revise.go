@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -173,4 +175,51 @@ func stageRank(r *Report) int {
 		return len(Stages)
 	}
 	return slices.Index(Stages, r.FirstFailed())
+}
+
+// NotPassedError is Register's error for a server that did not pass
+// validation after revision: Report holds its findings and rounds.
+type NotPassedError struct {
+	Server string
+	Report *Report
+}
+
+func (e *NotPassedError) Error() string {
+	var codes []string
+	h := e.Report.Histogram()
+	for _, c := range e.Report.Codes() {
+		codes = append(codes, fmt.Sprintf("%s %d", c, h[c]))
+	}
+	msg := fmt.Sprintf("synth: server %q did not pass validation after %d round(s): %d finding(s) (%s); nothing registered",
+		e.Server, len(e.Report.Rounds), len(e.Report.Findings), strings.Join(codes, ", "))
+	if len(e.Report.Findings) > 0 {
+		msg += "; first: " + e.Report.Findings[0].Message
+	}
+	return msg
+}
+
+// Register synthesizes, validates and revises a server from docs
+// (Revise) and, when it passed, stores it in reg as a server bundle on the
+// registry's interpreter module (module.ResolveInterpreter), tagged
+// name:version and name:latest. It returns the server, its report and the
+// bundle digest; a server that did not pass is a *NotPassedError and
+// nothing is stored.
+func Register(ctx context.Context, syn Synthesizer, docs Docs, reg *module.Registry, opts ReviseOptions) (*spec.Server, *Report, string, error) {
+	s, rep, err := Revise(ctx, syn, docs, opts)
+	if err != nil {
+		return nil, rep, "", err
+	}
+	if !rep.Passed {
+		return s, rep, "", &NotPassedError{Server: s.Name, Report: rep}
+	}
+	interp, err := module.ResolveInterpreter(reg)
+	if err != nil {
+		return s, rep, "", err
+	}
+	b, err := module.ServerBundle(s, interp)
+	if err != nil {
+		return s, rep, "", err
+	}
+	d, err := reg.Put(b)
+	return s, rep, d, err
 }
