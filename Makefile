@@ -21,12 +21,12 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test retail-seed tau2-retail-seed mcp-test check bench load-test demo fuzz clean proto proto-tools
+.PHONY: all help build test module-test retail-seed tau2-retail-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
 
 all: build
 
 help:
-	@echo "make build   build bin/weft with version/commit stamps"
+	@echo "make build   build bin/weft with version/commit stamps, and the interpreter module (weft-interp) into the registry"
 	@echo "make test    go test $(TEST_FLAGS) ./..."
 	@echo "make load-test  the full-size MegaMCP load test (2,000 idle + 1,000 slow connections, 100 calling sessions)"
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
@@ -37,11 +37,16 @@ help:
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
+	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
+# bin/weft, then the shared interpreter of synthesized servers
+# (modules/interp) into the registry ($$WEFT_REGISTRY or the user cache
+# dir): server bundles and spec directories run on it (weft-interp:latest).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+	$(BIN) module build ./modules/interp --out bin/weft-interp.bundle > /dev/null
 
 # Volume tests (hundreds of episodes: every tau2-retail task per harness and
 # view, the attribution accuracy run) skip under -race and run here without
@@ -82,6 +87,7 @@ tau2-retail-seed:
 	$(GO) run ./examples/servers/tau2-retail/cmd/tau2-retail-seed -db examples/data/tau2-retail/db.json -o examples/servers/tau2-retail/seed.json
 
 module-test: build
+	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	$(MODULE_ENV) $(BIN) module build ./examples/modules/retail $(MODULE_FLAGS) \
 		--schema examples/modules/retail/retaildb/schema.sql --seed $(RETAIL_SEED)
 	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/tasks-train.json
@@ -166,6 +172,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./plugins/harness/hermes
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSkill$$' -fuzztime $(FUZZTIME) ./plugins/harness/native
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./core/config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTau2Tools$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBFCL$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzParseToucan$$' -fuzztime $(FUZZTIME) ./core/synth
+
+# The deterministic synthesizer's figures (docs/synthesis-figures.md) on the
+# full shared data sets: oracle-call share (tau2 airline, BFCL), read/write
+# classification (Toucan readonly_eval), every Toucan server synthesized and
+# validated; then the CPU-per-server benchmark. SHARED_DATA holds
+# tau2-airline/, bfcl-multiturn/ and toucan-mcp/ (make test runs slices).
+SHARED_DATA ?= ../shared/data
+synth-figures:
+	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
+	$(GO) test -run '^$$' -bench 'BenchmarkSynthesize' -benchtime 200x ./core/synth
 
 clean:
 	rm -rf bin build bench.txt

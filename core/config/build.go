@@ -290,14 +290,29 @@ func (d *decoder) build(root *node, file string) *Config {
 		m := Module{Name: n.label}
 		modules.order = append(modules.order, n.label)
 		set := 0
-		for _, k := range []string{"path", "bundle", "digest"} {
+		for _, k := range []string{"path", "bundle", "digest", "docs"} {
 			if n.has(k) {
 				set++
 			}
 		}
 		if set != 1 {
 			d.errorf(n.defRange, "Invalid module source",
-				"Module %q needs exactly one of path, bundle and digest; it has %d.", n.label, set)
+				"Module %q needs exactly one of path, bundle, digest and docs; it has %d.", n.label, set)
+		}
+		m.Docs = d.path(n, "docs", true, "module docs")
+		for _, k := range []string{"synthesizer", "script"} {
+			if n.has(k) && !n.has("docs") {
+				d.errorf(n.rng(k), "Attribute needs docs",
+					"%s applies only to a module synthesized from documentation (docs); module %q has none.", k, n.label)
+			}
+		}
+		if m.Docs != "" {
+			m.Synthesizer = d.enum(n, "synthesizer")
+			m.Script = d.path(n, "script", true, "synthesizer script")
+			if (m.Synthesizer == "scripted") != (m.Script != "") {
+				d.errorf(n.defRange, "Invalid synthesizer",
+					"Module %q: script is required with synthesizer = \"scripted\" and applies to it only.", n.label)
+			}
 		}
 		m.Path = d.path(n, "path", true, "module path")
 		m.Bundle = d.path(n, "bundle", true, "module bundle")

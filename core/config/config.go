@@ -46,7 +46,7 @@ type Config struct {
 }
 
 // Module is one tool module of the experiment (a `module "NAME"` block).
-// Exactly one of Path, Bundle and Digest is set.
+// Exactly one of Path, Bundle, Digest and Docs is set.
 type Module struct {
 	// Name is the block label: the name tasks reference the module by and
 	// the name it is stored under in the registry.
@@ -71,6 +71,13 @@ type Module struct {
 	// Registry is the module registry directory; "" = the default
 	// ($WEFT_REGISTRY or the user cache dir).
 	Registry string `json:"registry,omitempty"`
+	// Docs is tool documentation the module is synthesized from
+	// (core/synth: synthesized, validated, revised, registered as a
+	// server bundle when it passes); Synthesizer is "deterministic" or
+	// "scripted", Script the scripted synthesizer's answers.
+	Docs        string `json:"docs,omitempty"`
+	Synthesizer string `json:"synthesizer,omitempty"`
+	Script      string `json:"script,omitempty"`
 }
 
 // TaskSet is one `tasks "NAME"` block: tasks read from a tau2-bench tasks

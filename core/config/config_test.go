@@ -329,7 +329,7 @@ func TestSemanticErrors(t *testing.T) {
 		{"bad digest", strings.Replace(head, `path = "mod"`, `digest = "sha256:abc"`, 1) + tail, 2, 12,
 			"Invalid module digest", `digest must be "sha256:" followed by 64 lowercase hex digits, got "sha256:abc".`},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
-			"Invalid module source", `Module "m" needs exactly one of path, bundle and digest; it has 2.`},
+			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
 			"Undeclared module", `Task set "t" names module "retail", but there is no module "retail" block (declared: "m").`},
 		{"tau2_tools without tau2", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  tau2_tools = \"tasks.weft.json\"", 1) + tail, 6, 16,

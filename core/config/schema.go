@@ -149,6 +149,10 @@ func quoted(names []string) string {
 	return strings.Join(q, ", ")
 }
 
+// Synthesizers are the values of a module block's synthesizer (the
+// endpoint synthesizer needs a model server: use weft synth env).
+var Synthesizers = []string{"deterministic", "scripted"}
+
 // variableSpec is the `variable "NAME"` block, decoded before the rest.
 var variableSpec = &blockSpec{
 	typ: "variable", label: "name", multi: true,
@@ -170,7 +174,7 @@ var rootSpec = &blockSpec{
 		{
 			typ: "module", label: "name", multi: true, required: true,
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
-				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle` and `digest`.",
+				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
 				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
@@ -178,6 +182,9 @@ var rootSpec = &blockSpec{
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
+				{name: "docs", kind: kPath, doc: "Tool documentation to synthesize the module from, as `weft synth env` does (docs/synthesis.md): a Docs JSON object, tau2 tools.json or BFCL func docs; validated and revised (at most 3 rounds) and registered as a server bundle only when it passes validation."},
+				{name: "synthesizer", kind: kString, dflt: "deterministic", enum: Synthesizers, what: "synthesizer", doc: `With docs: "deterministic" (from the documentation alone) or "scripted" (recorded answers, with script).`},
+				{name: "script", kind: kPath, doc: "With docs and synthesizer = \"scripted\": the recorded answers (a weft.synth-script/v1 file)."},
 			},
 		},
 		{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -70,6 +71,11 @@ func (c *Client) encodeRequest(req *Request) ([]byte, error) {
 	if s.Logprobs {
 		p.Logprobs = param.NewOpt(true)
 	}
+	if rf := req.ResponseFormat; rf != nil {
+		if err := encodeResponseFormat(&p, rf); err != nil {
+			return nil, err
+		}
+	}
 	extra := map[string]any{}
 	if c.cfg.ReturnTokenIDs {
 		extra["return_token_ids"] = true
@@ -81,6 +87,30 @@ func (c *Client) encodeRequest(req *Request) ([]byte, error) {
 		p.SetExtraFields(extra)
 	}
 	return p.MarshalJSON()
+}
+
+var formatNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// encodeResponseFormat sets p's response_format to {"type": "json_schema",
+// "json_schema": {name, description?, schema, strict?}}; the schema is sent
+// byte for byte.
+func encodeResponseFormat(p *openai.ChatCompletionNewParams, rf *ResponseFormat) error {
+	if !formatNameRE.MatchString(rf.Name) {
+		return fmt.Errorf("response format name %q: want 1 to 64 of a-z, A-Z, 0-9, _ and -", rf.Name)
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(rf.Schema, &probe); err != nil {
+		return fmt.Errorf("response format %q: schema is not a JSON object: %v", rf.Name, err)
+	}
+	js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: rf.Name, Schema: json.RawMessage(rf.Schema)}
+	if rf.Description != "" {
+		js.Description = param.NewOpt(rf.Description)
+	}
+	if rf.Strict {
+		js.Strict = param.NewOpt(true)
+	}
+	p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}}
+	return nil
 }
 
 func encodeMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {

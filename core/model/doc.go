@@ -18,7 +18,8 @@
 // optional APIKey, per-attempt RequestTimeout, MaxRetries, InitialBackoff
 // and MaxBackoff, MaxConcurrency, HTTPClient, Logger, ExtraBody for server
 // options, ReturnTokenIDs for vLLM's token ids). Tools are sent only for
-// FormatNative. The response's reasoning_content, per-token logprobs and
+// FormatNative; Request.ResponseFormat asks for JSON-schema structured
+// output ("response_format" {"type": "json_schema"}). The response's reasoning_content, per-token logprobs and
 // vLLM's token_ids are kept in the Response.
 //
 // Retryable failures are retried with jittered exponential backoff, or

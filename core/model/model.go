@@ -118,6 +118,25 @@ type Request struct {
 	// EpisodeID names the episode (for logs, metrics and the scripted
 	// policy's per-episode plan); may be empty.
 	EpisodeID string
+	// ResponseFormat, when set, asks for structured output: the content
+	// is one JSON value following its schema (OpenAI "response_format"
+	// {"type": "json_schema", ...}; vLLM and SGLang honour it with guided
+	// decoding). Nil leaves free text.
+	ResponseFormat *ResponseFormat
+}
+
+// ResponseFormat is a JSON-schema structured-output request: Name (1..64
+// of a-z A-Z 0-9 _ -) names the format, Schema is the JSON Schema the
+// answer must follow, Strict asks the endpoint to enforce it exactly (only
+// a subset of JSON Schema is allowed then: OpenAI requires every property
+// required and additionalProperties false). The client checks only that
+// Name is well formed and Schema is a JSON object; the answer still comes
+// back as Message.Content text for the caller to decode and check.
+type ResponseFormat struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict,omitempty"`
 }
 
 // Usage counts tokens.

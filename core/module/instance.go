@@ -24,6 +24,9 @@ type instance struct {
 	// compiled with wazero's own check): non-zero makes the guest trap.
 	interrupt api.MutableGlobal
 	imu       sync.Mutex // orders the interrupt's set and reset
+	// programs holds the digests of the synthesized servers' programs this
+	// instance of the interpreter has been sent (server_module.go).
+	programs map[string]bool
 	// lin backs the linear memory: it enforces the memory cap and records
 	// a refused grow (classify reads it).
 	lin *capMemory

@@ -8,5 +8,6 @@
 // deterministic (offline, documentation alone), scripted (recorded answers
 // with seeded faults) and endpoint (an OpenAI-compatible model with
 // structured output). Task certification and composition come with the
-// later work. Guide: docs/synthesis.md.
+// later work. Guide: docs/synthesis.md; validation and revision:
+// docs/design/022-validation-and-revision.md.
 package synth

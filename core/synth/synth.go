@@ -75,21 +75,24 @@ const (
 	CodeToolMissing      Code = "tool_missing"      // interface: a documented tool has no function
 	CodeParamsMismatch   Code = "params_mismatch"   // interface: function parameters differ from the input schema
 	CodeSeedInvalid      Code = "seed_invalid"      // interface: the seed does not load into the schema
+	CodeTableUnknown     Code = "table_unknown"     // interface: the program's SQL names a table the schema does not create
+	CodeTableUndeclared  Code = "table_undeclared"  // interface: a tool's SQL names a table outside its reads and writes (or the policy refused a read)
 	CodeCallFailed       Code = "call_failed"       // normal: a valid call ended in an internal error (SQL bug, fail())
 	CodeUnexpectedError  Code = "unexpected_error"  // normal: a valid call on seed entities returned a tool error
 	CodeOutputShape      Code = "output_shape"      // normal: the result does not match the tool's output schema
 	CodeErrorNotRaised   Code = "error_not_raised"  // boundary: a bad argument did not give a tool error
 	CodeWrongErrorCode   Code = "wrong_error_code"  // boundary: a tool error with another code than expected
 	CodeBoundaryCrash    Code = "boundary_crash"    // boundary: a bad argument ended in an internal error
-	CodeWriteOutsideSet  Code = "write_outside_set" // diff: a table outside the declared write set changed (or the write was refused)
+	CodeWriteOutsideSet  Code = "write_outside_set" // diff: a table outside the declared write set changed (normal: or the table policy refused the write)
 	CodeNoEffect         Code = "no_effect"         // diff: a write tool's successful call changed nothing
-	CodeReadOnlyWrote    Code = "read_only_wrote"   // diff: a read-only tool changed state
+	CodeReadOnlyWrote    Code = "read_only_wrote"   // diff: a read-only tool changed state (normal: or the table policy refused its write)
 	CodeReadbackMismatch Code = "readback_mismatch" // readback: the read tool does not show what the write did
 	CodeBudget           Code = "budget"            // any stage: a call ran out of its step or memory budget
 )
 
 // Codes lists every Code, for the histogram and docs.
 var Codes = []Code{CodeSpecInvalid, CodeProgramSyntax, CodeToolMissing, CodeParamsMismatch, CodeSeedInvalid,
+	CodeTableUnknown, CodeTableUndeclared,
 	CodeCallFailed, CodeUnexpectedError, CodeOutputShape, CodeErrorNotRaised, CodeWrongErrorCode, CodeBoundaryCrash,
 	CodeWriteOutsideSet, CodeNoEffect, CodeReadOnlyWrote, CodeReadbackMismatch, CodeBudget}
 

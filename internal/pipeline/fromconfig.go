@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/core/model"
 	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
@@ -218,6 +219,8 @@ func trainSpecs(cfg *config.Config) (*SFTSpec, *GRPOSpec) {
 // "<name>:latest"; it returns the reference sessions use.
 func installModule(ctx context.Context, env Env, reg *module.Registry, m config.Module) (string, error) {
 	switch {
+	case m.Docs != "":
+		return installDocs(ctx, reg, m)
 	case m.Digest != "":
 		if _, _, err := reg.Get(m.Digest); err != nil {
 			return "", err
@@ -240,6 +243,38 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 		return "", err
 	}
 	d, err := reg.Put(b)
+	if err != nil {
+		return "", err
+	}
+	return m.Name, reg.Tag(m.Name, "latest", d)
+}
+
+// installDocs synthesizes module m from its documentation (core/synth:
+// validated, revised, stored only when it passes) and tags it m.Name.
+func installDocs(ctx context.Context, reg *module.Registry, m config.Module) (string, error) {
+	all, err := synth.LoadDocs(m.Docs)
+	if err != nil {
+		return "", err
+	}
+	docs := all[0]
+	if len(all) > 1 {
+		found := false
+		for _, d := range all {
+			if d.Name == m.Name {
+				docs, found = d, true
+			}
+		}
+		if !found {
+			return "", fmt.Errorf("%s holds the docs of %d servers and none is named %q (the module's label)", m.Docs, len(all), m.Name)
+		}
+	}
+	var syn synth.Synthesizer = &synth.Deterministic{}
+	if m.Synthesizer == "scripted" {
+		if syn, err = synth.LoadScript(m.Script); err != nil {
+			return "", err
+		}
+	}
+	_, _, d, err := synth.Register(ctx, syn, docs, reg, synth.ReviseOptions{})
 	if err != nil {
 		return "", err
 	}
