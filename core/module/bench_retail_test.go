@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
@@ -93,17 +94,24 @@ func benchRetailWasm(b *testing.B, tool, args string, fresh bool) {
 	}
 	call() // a warm instance
 	b.ReportAllocs()
+	var cpu time.Duration
 	for b.Loop() {
 		if fresh {
 			b.StopTimer()
 			s = &Session{Workspace: retailStore.Fork(retailBase)}
 			b.StartTimer()
 		}
+		c0 := processCPU()
 		call()
+		cpu += processCPU() - c0
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
-var nsPerOp = regexp.MustCompile(`\s([0-9.]+) ns/op`)
+var (
+	nsPerOp  = regexp.MustCompile(`\s([0-9.]+) ns/op`)
+	cpuPerOp = regexp.MustCompile(`\s([0-9.]+) cpu-µs/op`)
+)
 
 func benchRetailNative(b *testing.B, name string) {
 	retailSetup(b)
@@ -120,6 +128,10 @@ func benchRetailNative(b *testing.B, name string) {
 	}
 	ns, _ := strconv.ParseFloat(string(mm[1]), 64)
 	b.ReportMetric(ns, "ns/op")
+	if mm := cpuPerOp.FindSubmatch(out); mm != nil {
+		us, _ := strconv.ParseFloat(string(mm[1]), 64)
+		b.ReportMetric(us, "cpu-µs/op")
+	}
 }
 
 func BenchmarkRetailGetOrderDetailsWasm(b *testing.B) {

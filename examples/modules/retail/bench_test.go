@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/sdk/abi"
@@ -32,12 +34,15 @@ func benchNative(b *testing.B, name, args string, fresh bool) {
 	req, _ := json.Marshal(map[string]any{"tool": name, "arguments": json.RawMessage(args)})
 	s := &module.Session{Workspace: st.Fork(base)}
 	b.ReportAllocs()
+	var cpu time.Duration
+	defer func() { b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op") }()
 	for b.Loop() {
 		if fresh {
 			b.StopTimer()
 			s = &module.Session{Workspace: st.Fork(base)}
 			b.StartTimer()
 		}
+		c0 := processCPU()
 		unit, err := s.Workspace.Begin()
 		if err != nil {
 			b.Fatal(err)
@@ -49,7 +54,19 @@ func benchNative(b *testing.B, name, args string, fresh bool) {
 		if err := unit.Commit(); err != nil {
 			b.Fatal(err)
 		}
+		cpu += processCPU() - c0
 	}
+}
+
+// processCPU is the user+system CPU time of this process (all threads),
+// reported per call as cpu-µs/op: on a loaded machine wall time stretches
+// with the load, CPU time much less.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkNativeGetOrderDetails(b *testing.B) {

@@ -1,0 +1,126 @@
+package megamcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/megamcp/megamcptest"
+	"github.com/weft-dev/weft/sdk/spec"
+)
+
+// BenchmarkSynthServers is the scale figure of synthesized servers
+// (docs/benchmarks.md, "Synthesized servers"): N servers registered and
+// loaded in ONE MegaMCP server at once, all on one interpreter module, then
+// a new session on every server in random order and its first call
+// (get_account). The servers are generated variants of the bank spec
+// (core/module/testdata/servers/bank): each its own name, description
+// ("generated variant") and program (a comment differs), so its own
+// manifest, program digest, seed state and bundle digest. N is 1,000 (100
+// under -short; WEFT_BENCH_SERVERS overrides). The whole measurement runs
+// once per iteration; -benchtime=1x is enough.
+//
+// Metrics: rss-MiB (process resident set with all N loaded and one
+// session each), rss-KiB/server (resident-set growth per server, loaded
+// with its seed and one session after a call), load-ms/server, and the
+// first call of a new session: first-call-p50/p99-ms (the call alone),
+// create+call-p50-ms.
+func BenchmarkSynthServers(b *testing.B) {
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	if v, err := strconv.Atoi(os.Getenv("WEFT_BENCH_SERVERS")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	reg, err := module.OpenRegistry(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	megamcptest.PutServer(b, reg, bankSpec)
+	interp, err := reg.Resolve(module.InterpreterName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := spec.Load(megamcptest.Root() + "/" + bankSpec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, n)
+	for i := range n {
+		v := *base
+		v.Name = fmt.Sprintf("bank-v%04d", i)
+		v.Description = fmt.Sprintf("generated variant %d of the bank spec (the memory figure)", i)
+		v.Program = fmt.Sprintf("# generated variant %d\n%s", i, base.Program)
+		bb, err := module.ServerBundle(&v, interp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := reg.Put(bb); err != nil {
+			b.Fatal(err)
+		}
+		names[i] = v.Name
+	}
+	req := CallRequest{Tool: "get_account", Arguments: json.RawMessage(`{"account_id":"a1"}`)}
+	for it := 0; it < b.N; it++ {
+		_, r0 := settled(b)
+		rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := Open(ctx, Config{Runtime: rt, Registry: reg, CheckpointInterval: -1, Fsync: FsyncNever})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The interpreter compiled and one warm call (fixed cost).
+		if _, _, err := firstResult(ctx, s, []string{names[0]}, req); err != nil {
+			b.Fatal(err)
+		}
+		_, r1 := settled(b)
+		t0 := time.Now()
+		for _, name := range names {
+			if _, err := s.group(ctx, []string{name}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		load := time.Since(t0)
+		order := rand.New(rand.NewPCG(1, uint64(it))).Perm(n)
+		var first, both []time.Duration
+		for _, i := range order {
+			t0 := time.Now()
+			info, err := s.Create(ctx, CreateOptions{Modules: []string{names[i]}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			r, err := s.Call(ctx, info.ID, req)
+			if err != nil || r.Result.IsError {
+				b.Fatalf("%s: %v", names[i], err)
+			}
+			first = append(first, time.Since(t1))
+			both = append(both, time.Since(t0))
+		}
+		_, r2 := settled(b)
+		if got := len(s.Sessions()); got != n+1 {
+			b.Fatalf("%d sessions, want %d", got, n+1)
+		}
+		b.ReportMetric(float64(n), "servers")
+		b.ReportMetric(float64(r2)/(1<<20), "rss-MiB")
+		b.ReportMetric(float64(r2-r1)/float64(n)/(1<<10), "rss-KiB/server")
+		b.ReportMetric(float64(r1-r0)/(1<<20), "fixed-rss-MiB")
+		b.ReportMetric(ms(load)/float64(n), "load-ms/server")
+		b.ReportMetric(ms(percentile(first, 0.5)), "first-call-p50-ms")
+		b.ReportMetric(ms(percentile(first, 0.99)), "first-call-p99-ms")
+		b.ReportMetric(ms(percentile(both, 0.5)), "create+call-p50-ms")
+		b.ReportMetric(ms(percentile(both, 0.99)), "create+call-p99-ms")
+		s.Close()
+		rt.Close(ctx)
+	}
+}
