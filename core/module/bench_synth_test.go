@@ -77,8 +77,10 @@ func processCPU() time.Duration {
 }
 
 // get_account: one SELECT by primary key, a dict back.
-func BenchmarkSynthReadWasm(b *testing.B)   { benchSynth(b, true, "get_account", synthReadArgs, false) }
-func BenchmarkSynthReadNative(b *testing.B) { benchSynth(b, false, "get_account", synthReadArgs, false) }
+func BenchmarkSynthReadWasm(b *testing.B) { benchSynth(b, true, "get_account", synthReadArgs, false) }
+func BenchmarkSynthReadNative(b *testing.B) {
+	benchSynth(b, false, "get_account", synthReadArgs, false)
+}
 
 // transfer: three SELECTs, two UPDATEs and an INSERT in one unit, on a
 // fresh fork per iteration (made outside the timer).
