@@ -3,9 +3,12 @@ package module
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // CPU per call of a synthesized server's read and write tool (the bank spec
@@ -23,7 +26,19 @@ const (
 )
 
 func benchSynth(b *testing.B, wasm bool, tool, args string, fresh bool) {
-	s := loadBank(b)
+	benchSpec(b, bankDir, wasm, tool, args, fresh)
+}
+
+// benchSpec benchmarks tool of the spec in dir, through the wasm
+// interpreter or natively.
+func benchSpec(b *testing.B, dir string, wasm bool, tool, args string, fresh bool) {
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("no spec at %s (the airline domain lands with issue 17's airline work)", dir)
+	}
+	s, err := spec.Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	st, seed := bankSeed(b, s)
 	ctx := context.Background()
 	var m *Module
@@ -87,4 +102,31 @@ func BenchmarkSynthReadNative(b *testing.B) {
 func BenchmarkSynthWriteWasm(b *testing.B) { benchSynth(b, true, "transfer", synthWriteArgs, true) }
 func BenchmarkSynthWriteNative(b *testing.B) {
 	benchSynth(b, false, "transfer", synthWriteArgs, true)
+}
+
+// The tau2 airline domain in the synthesized-server format
+// (examples/servers/tau2-airline): get_reservation_details (one
+// reservation with its flights, passengers and payments) and
+// cancel_reservation (refunds per payment, status change; a fresh fork per
+// iteration).
+const (
+	airlineDir        = "../../examples/servers/tau2-airline"
+	airlineReadArgs   = `{"reservation_id":"0QOP4M"}`
+	airlineCancelArgs = `{"reservation_id":"9NIYYJ"}`
+)
+
+func BenchmarkSynthAirlineReadWasm(b *testing.B) {
+	benchSpec(b, airlineDir, true, "get_reservation_details", airlineReadArgs, false)
+}
+
+func BenchmarkSynthAirlineReadNative(b *testing.B) {
+	benchSpec(b, airlineDir, false, "get_reservation_details", airlineReadArgs, false)
+}
+
+func BenchmarkSynthAirlineCancelWasm(b *testing.B) {
+	benchSpec(b, airlineDir, true, "cancel_reservation", airlineCancelArgs, true)
+}
+
+func BenchmarkSynthAirlineCancelNative(b *testing.B) {
+	benchSpec(b, airlineDir, false, "cancel_reservation", airlineCancelArgs, true)
 }
