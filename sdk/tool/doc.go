@@ -29,6 +29,10 @@
 // module natively"). Now and Rand read the session's clock and random
 // stream in both builds.
 //
+// A module whose requests are not registered Go functions (the shared
+// interpreter of synthesized servers, modules/interp) keeps these exports
+// and imports and installs its own manifest and entry point with Serve.
+//
 // The wire types (manifest, results, content, SQL request and response) are
 // sdk/abi's, shared with the host. The package depends only on the
 // standard library and sdk/abi, and on nothing of the weft host side.
