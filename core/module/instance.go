@@ -30,9 +30,6 @@ type instance struct {
 	// lin backs the linear memory: it enforces the memory cap and records
 	// a refused grow (classify reads it).
 	lin *capMemory
-	// programs holds the digests of the synthesized servers' programs this
-	// instance of the interpreter has been sent (server_module.go).
-	programs map[string]bool
 }
 
 // maxPages is wasm32's whole address space in 64 KiB pages: wazero's own
