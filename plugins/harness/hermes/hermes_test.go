@@ -213,17 +213,8 @@ func TestSettings(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "hermes" || d.Version != "1.0.0" || d.Format != plugin.FormatHermes {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"format_feedback", "parallel_calls", "resume"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	plugintest.CheckSettingsSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "hermes", Version: "1.0.0", Format: plugin.FormatHermes,
+		Capabilities: []string{"format_feedback", "parallel_calls", "resume"}}, Settings{}, DefaultSettings())
 }
 
 func FuzzParse(f *testing.F) {

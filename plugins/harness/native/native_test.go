@@ -343,17 +343,8 @@ func TestSettingsErrors(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "native" || d.Version != "1.0.0" || d.Format != plugin.FormatNative {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"parallel_calls", "resume", "skills", "tool_filter"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	plugintest.CheckSettingsSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "native", Version: "1.0.0", Format: plugin.FormatNative,
+		Capabilities: []string{"parallel_calls", "resume", "skills", "tool_filter"}}, Settings{}, DefaultSettings())
 }
 
 func FuzzParseSkill(f *testing.F) {

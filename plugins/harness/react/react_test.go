@@ -211,17 +211,8 @@ func TestSettings(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "react" || d.Version != "1.0.0" || d.Format != plugin.FormatReAct {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"format_feedback", "resume"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	plugintest.CheckSettingsSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	d := plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "react", Version: "1.0.0", Format: plugin.FormatReAct,
+		Capabilities: []string{"format_feedback", "resume"}}, Settings{}, DefaultSettings())
 	var v any
 	if err := json.Unmarshal([]byte(plugin.SettingsJSON(d.SettingsSchema)), &v); err != nil || v == nil {
 		t.Error(err)

@@ -202,3 +202,25 @@ func CheckSettingsSchema(t *testing.T, schema string, zero, defaults any) {
 		t.Errorf("defaults %s do not validate: %v", b, err)
 	}
 }
+
+// CheckDescribe calls h.Describe and checks its name, version, format and
+// capabilities against want exactly (want's settings_schema is not
+// compared); with settings non-nil it then checks the settings_schema
+// against that Go settings struct and its defaults (CheckSettingsSchema).
+// It returns the response.
+func CheckDescribe(t *testing.T, h plugin.Harness, want *plugin.DescribeResponse, settings, defaults any) *plugin.DescribeResponse {
+	t.Helper()
+	d := new(plugin.DescribeResponse)
+	if err := h.Describe(t.Context(), &plugin.DescribeRequest{}, d); err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	got := &plugin.DescribeResponse{Name: d.Name, Version: d.Version, Format: d.Format, Capabilities: d.Capabilities}
+	exp := &plugin.DescribeResponse{Name: want.Name, Version: want.Version, Format: want.Format, Capabilities: want.Capabilities}
+	if diff := Diff(exp, got); diff != "" {
+		t.Errorf("Describe (-want +got):\n%s", diff)
+	}
+	if settings != nil {
+		CheckSettingsSchema(t, plugin.SettingsJSON(d.SettingsSchema), settings, defaults)
+	}
+	return d
+}
