@@ -2,10 +2,12 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/weft-dev/weft/core/train"
 )
 
 // Accessors of a node's attributes. Each returns def when the attribute is
@@ -144,6 +148,43 @@ func (d *decoder) number(n *node, name string) float64 {
 		hi = *a.max
 	}
 	return d.within(n, name, def, lo, hi)
+}
+
+// into decodes every attribute of n's schema into the field of *dst (a
+// struct: its owner's options type, e.g. train.FilterConfig) whose json
+// name is the attribute's, with the table's defaults, bounds and enums
+// and the same diagnostics (with ranges) as integer, number, enum and
+// flag. A schema attribute without a field, a field without an attribute
+// or a kind the field cannot hold is a bug of the table, and panics (the
+// schema tests decode every such block).
+func (d *decoder) into(n *node, dst any) {
+	v := reflect.ValueOf(dst).Elem()
+	fields := map[string]reflect.Value{}
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		fields[name] = v.Field(i)
+	}
+	if len(fields) != len(n.spec.attrs) {
+		panic(fmt.Sprintf("config: block %s has %d attributes, %s %d fields", n.spec.typ, len(n.spec.attrs), v.Type(), len(fields)))
+	}
+	for _, a := range n.spec.attrs {
+		f, ok := fields[a.name]
+		if !ok {
+			panic(fmt.Sprintf("config: %s has no field for attribute %s.%s", v.Type(), n.spec.typ, a.name))
+		}
+		switch {
+		case a.kind == kInt && f.Kind() == reflect.Int:
+			f.SetInt(int64(d.integer(n, a.name)))
+		case a.kind == kNumber && f.Kind() == reflect.Float64:
+			f.SetFloat(d.number(n, a.name))
+		case a.kind == kBool && f.Kind() == reflect.Bool:
+			f.SetBool(d.flag(n, a.name))
+		case a.kind == kString && f.Kind() == reflect.String && a.enum != nil:
+			f.SetString(d.enum(n, a.name))
+		default:
+			panic(fmt.Sprintf("config: attribute %s.%s (kind %v) cannot decode into %s field of kind %s", n.spec.typ, a.name, a.kind, v.Type(), f.Kind()))
+		}
+	}
 }
 
 // enum decodes a kString attribute that must be one of the table's enum.
@@ -528,12 +569,8 @@ func (d *decoder) build(root *node, file string) *Config {
 		g.View, g.Harness = pair(n, "grpo")
 		g.Concurrency = d.integer(n, "concurrency")
 		if f := n.child("consistency_filter"); f != nil {
-			g.Filter = &Filter{
-				MinCorrelation: d.number(f, "min_correlation"),
-				MinAgreement:   d.number(f, "min_agreement"),
-				RubricPass:     d.number(f, "rubric_pass"),
-				MinRollouts:    d.integer(f, "min_rollouts"),
-			}
+			g.Filter = new(train.FilterConfig)
+			d.into(f, g.Filter)
 			if cfg.Verifier.Judge == "" {
 				d.errorf(f.defRange, "Consistency filter needs a judge",
 					"The consistency filter compares executable scores with rubric scores; set verifier { judge = \"POLICY\" } so rubric items are scored.")
@@ -603,14 +640,7 @@ func (d *decoder) policy(n *node) Policy {
 	if sc != nil {
 		s := &Scripted{Seed: uint64(d.integer(sc, "seed"))}
 		if f := sc.child("faults"); f != nil {
-			s.Faults = Faults{
-				WrongArgument:    d.number(f, "wrong_argument"),
-				SkipStep:         d.number(f, "skip_step"),
-				ExtraCall:        d.number(f, "extra_call"),
-				HallucinatedTool: d.number(f, "hallucinated_tool"),
-				MalformedCall:    d.number(f, "malformed_call"),
-				EarlyStop:        d.number(f, "early_stop"),
-			}
+			d.into(f, &s.Faults)
 		}
 		p.Scripted = s
 	}

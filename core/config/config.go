@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/train"
 )
 
@@ -186,19 +187,10 @@ type Endpoint struct {
 type Scripted struct {
 	// Seed of the fault draws (scripted.New's seed). Default 1.
 	Seed uint64 `json:"seed"`
-	// Faults are the per-step fault probabilities, each in [0, 1].
-	Faults Faults `json:"faults"`
-}
-
-// Faults mirrors scripted.Faults: per-step probabilities in [0, 1],
-// default 0.
-type Faults struct {
-	WrongArgument    float64 `json:"wrong_argument"`
-	SkipStep         float64 `json:"skip_step"`
-	ExtraCall        float64 `json:"extra_call"`
-	HallucinatedTool float64 `json:"hallucinated_tool"`
-	MalformedCall    float64 `json:"malformed_call"`
-	EarlyStop        float64 `json:"early_stop"`
+	// Faults are the per-step fault probabilities of the faults block,
+	// each in [0, 1], default 0: the block decodes into scripted.Faults,
+	// the policy's own type.
+	Faults scripted.Faults `json:"faults"`
 }
 
 // Sampling mirrors model.Sampling; nil pointers and zero values mean the
@@ -345,23 +337,13 @@ type GRPO struct {
 	// View and Harness of the sampled episodes; defaults as in SFT.
 	View    string `json:"view"`
 	Harness string `json:"harness"`
-	// Filter is the task-verifier consistency filter (train.FilterConfig);
-	// nil when the block has no consistency_filter.
-	Filter *Filter `json:"consistency_filter,omitempty"`
+	// Filter is the task-verifier consistency filter, decoded into the
+	// filter's own type; nil when the block has no consistency_filter.
+	// Defaults: min_correlation 0.5 (in [-1, 1]), min_agreement 0.8 (in
+	// [0, 1]), rubric_pass 0.5 (in [0, 1]), min_rollouts 4 (>= 2).
+	Filter *train.FilterConfig `json:"consistency_filter,omitempty"`
 	// Source is where the block is in the file.
 	Source *Source `json:"-"`
-}
-
-// Filter mirrors train.FilterConfig.
-type Filter struct {
-	// MinCorrelation in [-1, 1]. Default 0.5.
-	MinCorrelation float64 `json:"min_correlation"`
-	// MinAgreement in [0, 1]. Default 0.8.
-	MinAgreement float64 `json:"min_agreement"`
-	// RubricPass in [0, 1]. Default 0.5.
-	RubricPass float64 `json:"rubric_pass"`
-	// MinRollouts >= 2. Default 4.
-	MinRollouts int `json:"min_rollouts"`
 }
 
 // Output is the `output` block: the run folder.

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/model/scripted"
+	"github.com/weft-dev/weft/core/train"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/config.md from config.Docs()")
@@ -336,6 +338,12 @@ func TestSemanticErrors(t *testing.T) {
 			"Attribute needs tau2", `tau2_tools applies only to a tau2 tasks file; task set "t" has no tau2.`},
 		{"removed seed_format", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed_format = \"tau2_retail\"", 1) + tail, 3, 3,
 			"Unsupported argument", `An argument named "seed_format" is not expected here.`},
+		{"removed seed_format: migration hint", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed_format = \"tau2_retail\"", 1) + tail, 3, 3,
+			"Unsupported argument", `is not expected here. seed_format was removed (docs/design/011-domain-adapters.md): a seed is always a weft.state/v1 export or {table: [rows]} JSON. ` +
+				`Point seed at the converted file instead of the domain's own data (for tau2 retail: seed = "examples/data/tau2-retail/db.state.json", which make retail-seed writes from db.json) and delete seed_format.`},
+		{"removed tau2_domain: migration hint", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  tau2_domain = \"retail\"", 1) + tail, 6, 3,
+			"Unsupported argument", `An argument named "tau2_domain" is not expected here. tau2_domain was removed (docs/design/011-domain-adapters.md): tau2 tasks convert the same way for every domain. ` +
+				`Which gold actions are read-only comes from tau2_tools = "<the domain's tau2 tools.json>" or, without it, from the readOnlyHint annotations of the task set's modules. Delete tau2_domain.`},
 		{"unknown export format", head + tail + "output {\n  formats = [\"parquet\"]\n}\n", 19, 14,
 			"Unknown export format", `"parquet" is not an export format`},
 		{"filter without judge", head + tail + "grpo {\n  consistency_filter {}\n}\n", 19, 3,
@@ -587,7 +595,7 @@ func TestShippedConfigs(t *testing.T) {
 	if err != nil || len(tasks) != 114 || cfg.Tasks[0].Limit != 0 || len(cfg.Tasks[0].IDs) != 0 {
 		t.Errorf("tasks: %d tau2 tasks (%v), limit %d, ids %v; want all 114", len(tasks), err, cfg.Tasks[0].Limit, cfg.Tasks[0].IDs)
 	}
-	want := config.Faults{WrongArgument: 0.08, SkipStep: 0.04, ExtraCall: 0.05, HallucinatedTool: 0.03, MalformedCall: 0.03, EarlyStop: 0.03}
+	want := scripted.Faults{WrongArgument: 0.08, SkipStep: 0.04, ExtraCall: 0.05, HallucinatedTool: 0.03, MalformedCall: 0.03, EarlyStop: 0.03}
 	if got := cfg.Policies[0].Scripted.Faults; got != want {
 		t.Errorf("faults = %+v, want %+v", got, want)
 	}
@@ -795,4 +803,65 @@ func TestDefaultsFromSchema(t *testing.T) {
 	if diff := cmp.Diff(wantG, *cfg.GRPO, ignoreSources); diff != "" {
 		t.Errorf("grpo (-want +got):\n%s", diff)
 	}
+}
+
+// The faults and consistency_filter blocks decode straight into their
+// owners' types (scripted.Faults, train.FilterConfig): every attribute
+// lands in its field, absent ones get the schema's defaults, an
+// out-of-range value is an error at its range, and the resolved config
+// keeps the HCL names.
+func TestBlocksDecodeIntoOwnerTypes(t *testing.T) {
+	src := func(faults, filter string) string {
+		return strings.Replace(head, "  scripted {}\n", "  scripted {\n    faults {\n"+faults+"    }\n  }\n", 1) +
+			"verifier {\n  judge = \"p\"\n}\nrollout {\n  policy = \"p\"\n}\ngrpo {\n  consistency_filter {\n" + filter + "  }\n}\n" +
+			"pipeline {\n  stages = [\"import\", \"rollout\", \"grpo\"]\n}\n"
+	}
+	cfg, diags := parse(t, src("      wrong_argument = 0.1\n      skip_step = 0.2\n      extra_call = 0.3\n      hallucinated_tool = 0.4\n      malformed_call = 0.5\n      early_stop = 0.6\n",
+		"    min_correlation = -0.25\n    min_agreement = 0.9\n    rubric_pass = 0.7\n    min_rollouts = 6\n"), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	wantF := scripted.Faults{WrongArgument: 0.1, SkipStep: 0.2, ExtraCall: 0.3, HallucinatedTool: 0.4, MalformedCall: 0.5, EarlyStop: 0.6}
+	if diff := cmp.Diff(wantF, cfg.Policies[0].Scripted.Faults); diff != "" {
+		t.Errorf("faults (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(&train.FilterConfig{MinCorrelation: -0.25, MinAgreement: 0.9, RubricPass: 0.7, MinRollouts: 6}, cfg.GRPO.Filter); diff != "" {
+		t.Errorf("filter (-want +got):\n%s", diff)
+	}
+	var resolved struct {
+		Policies []struct {
+			Scripted struct {
+				Faults map[string]float64 `json:"faults"`
+			} `json:"scripted"`
+		} `json:"policies"`
+		GRPO struct {
+			Filter map[string]float64 `json:"consistency_filter"`
+		} `json:"grpo"`
+	}
+	if err := json.Unmarshal(cfg.Resolved(), &resolved); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]float64{"wrong_argument": 0.1, "skip_step": 0.2, "extra_call": 0.3, "hallucinated_tool": 0.4, "malformed_call": 0.5, "early_stop": 0.6},
+		resolved.Policies[0].Scripted.Faults); diff != "" {
+		t.Errorf("resolved faults (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"min_correlation": -0.25, "min_agreement": 0.9, "rubric_pass": 0.7, "min_rollouts": 6}, resolved.GRPO.Filter); diff != "" {
+		t.Errorf("resolved filter (-want +got):\n%s", diff)
+	}
+	// Absent attributes: the schema's defaults.
+	cfg, diags = parse(t, src("", ""), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if diff := cmp.Diff(&train.FilterConfig{MinCorrelation: 0.5, MinAgreement: 0.8, RubricPass: 0.5, MinRollouts: 4}, cfg.GRPO.Filter); diff != "" {
+		t.Errorf("default filter (-want +got):\n%s", diff)
+	}
+	if cfg.Policies[0].Scripted.Faults != (scripted.Faults{}) {
+		t.Errorf("default faults %+v, want zero", cfg.Policies[0].Scripted.Faults)
+	}
+	// Out of range, with the value's range.
+	cfg, diags = parse(t, src("      early_stop = 1.5\n", ""), nil)
+	wantDiag(t, cfg, diags, 10, 20, "Value out of range", "early_stop must be in [0, 1], got 1.5.")
+	cfg, diags = parse(t, src("", "    min_rollouts = 1\n"), nil)
+	wantDiag(t, cfg, diags, 23, 20, "Invalid min rollouts", "min_rollouts must be at least 2 (a correlation needs two points), got 1.")
 }

@@ -348,6 +348,7 @@ func (d *decoder) block(body hcl.Body, spec *blockSpec, blk *hcl.Block) *node {
 		}
 	}
 	content, diags := body.Content(schemaOf(spec))
+	migrationHints(body, spec, diags)
 	d.diags = append(d.diags, diags...)
 	if content == nil {
 		return n
@@ -400,6 +401,27 @@ func (d *decoder) block(body hcl.Body, spec *blockSpec, blk *hcl.Block) *node {
 		}
 	}
 	return n
+}
+
+// migrationHints adds to each "Unsupported argument" diagnostic of an
+// attribute in spec.removed what to write instead (the diagnostic keeps
+// hcl's summary and range: the attribute's name).
+func migrationHints(body hcl.Body, spec *blockSpec, diags hcl.Diagnostics) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok || len(spec.removed) == 0 {
+		return
+	}
+	for name, hint := range spec.removed {
+		a, ok := sb.Attributes[name]
+		if !ok {
+			continue
+		}
+		for _, dg := range diags {
+			if dg.Summary == "Unsupported argument" && dg.Subject != nil && *dg.Subject == a.NameRange {
+				dg.Detail += " " + hint
+			}
+		}
+	}
 }
 
 func firstSentence(s string) string {

@@ -132,6 +132,10 @@ type blockSpec struct {
 	doc      string
 	attrs    []attrSpec
 	blocks   []*blockSpec
+	// removed are attributes an older weft accepted, each with what to
+	// write instead: hcl still refuses them ("Unsupported argument"), and
+	// the diagnostic's detail gets the hint.
+	removed map[string]string
 }
 
 func (b *blockSpec) header() string {
@@ -186,6 +190,11 @@ var rootSpec = &blockSpec{
 				{name: "synthesizer", kind: kString, dflt: "deterministic", enum: Synthesizers, what: "synthesizer", doc: `With docs: "deterministic" (from the documentation alone) or "scripted" (recorded answers, with script).`},
 				{name: "script", kind: kPath, doc: "With docs and synthesizer = \"scripted\": the recorded answers (a weft.synth-script/v1 file)."},
 			},
+			removed: map[string]string{
+				"seed_format": "seed_format was removed (docs/design/011-domain-adapters.md): a seed is always a weft.state/v1 export or {table: [rows]} JSON. " +
+					"Point seed at the converted file instead of the domain's own data (for tau2 retail: seed = \"examples/data/tau2-retail/db.state.json\", " +
+					"which make retail-seed writes from db.json) and delete seed_format.",
+			},
 		},
 		{
 			typ: "tasks", label: "name", multi: true, required: true,
@@ -198,6 +207,11 @@ var rootSpec = &blockSpec{
 				{name: "system_prompt", kind: kPath, doc: "File with the domain policy the harness puts in the agent's system prompt."},
 				{name: "ids", kind: kStrings, def: "[] (all)", doc: "Keep only the tasks with these ids (tau2 ids for tau2 tasks)."},
 				{name: "limit", kind: kInt, dflt: 0, def: "0 (all)", min: bound(0), doc: "Keep the first `limit` tasks after the `ids` filter."},
+			},
+			removed: map[string]string{
+				"tau2_domain": "tau2_domain was removed (docs/design/011-domain-adapters.md): tau2 tasks convert the same way for every domain. " +
+					"Which gold actions are read-only comes from tau2_tools = \"<the domain's tau2 tools.json>\" or, without it, from the readOnlyHint " +
+					"annotations of the task set's modules. Delete tau2_domain.",
 			},
 		},
 		{

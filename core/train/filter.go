@@ -28,11 +28,14 @@ type TaskScores struct {
 //   - RubricPass: a rubric score at or above it counts as a pass.
 //   - MinRollouts: the fewest rollouts a task needs to be judged at all
 //     (values below 2 act as 2: correlation needs two points).
+//
+// It is also the grpo block's consistency_filter of an experiment config
+// (core/config decodes into it; the json names are the HCL attributes).
 type FilterConfig struct {
-	MinCorrelation float64
-	MinAgreement   float64
-	RubricPass     float64
-	MinRollouts    int
+	MinCorrelation float64 `json:"min_correlation"`
+	MinAgreement   float64 `json:"min_agreement"`
+	RubricPass     float64 `json:"rubric_pass"`
+	MinRollouts    int     `json:"min_rollouts"`
 }
 
 // Decision is the filter's verdict on one task.

@@ -69,6 +69,7 @@ var conformanceChecks = []string{
 	conformance.CheckDescribe, conformance.CheckBasicEpisode, conformance.CheckToolError,
 	conformance.CheckMaxTurns, conformance.CheckMaxToolCalls, conformance.CheckTurnDeadline,
 	conformance.CheckEpisodeDeadline, conformance.CheckModelFailure, conformance.CheckEnvFailure,
+	conformance.CheckListToolsFailure, conformance.CheckUserFailure, conformance.CheckOpeningDone,
 	conformance.CheckConcurrent, conformance.CheckResume, conformance.CheckSettings, conformance.CheckFormatError,
 }
 

@@ -74,7 +74,7 @@ func TestPluginConformanceBuiltins(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("%v: %s", err, stdout)
 			}
-			if rep.Plugin != name+" 1.0.0" || len(rep.Checks) < 12 {
+			if rep.Plugin != name+" 1.0.0" || len(rep.Checks) < 16 {
 				t.Fatalf("report plugin %q with %d checks: %s", rep.Plugin, len(rep.Checks), stdout)
 			}
 			for _, c := range rep.Checks {
@@ -113,7 +113,7 @@ func TestPluginConformanceErrors(t *testing.T) {
 // stdout does not keep weft from exiting.
 func TestPluginConformanceSummary(t *testing.T) {
 	code, stdout, stderr := run(t, stamped, "plugin", "conformance", "--builtin", "react")
-	if code != ExitOK || !strings.HasSuffix(stdout, "\n13 passed, 0 failed, 0 skipped\n") {
+	if code != ExitOK || !strings.HasSuffix(stdout, "\n16 passed, 0 failed, 0 skipped\n") {
 		t.Errorf("react: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	script := filepath.Join(t.TempDir(), "fakehs.sh")
@@ -125,7 +125,7 @@ func TestPluginConformanceSummary(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("conformance of a plugin with an orphan took %v", d)
 	}
-	if code != ExitError || !strings.HasSuffix(stdout, "\n0 passed, 1 failed, 12 skipped\n") ||
+	if code != ExitError || !strings.HasSuffix(stdout, "\n0 passed, 1 failed, 15 skipped\n") ||
 		!strings.Contains(stderr, "the plugin failed 1 conformance check\n") {
 		t.Errorf("fake handshake: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/core/config"
 	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/task"
+	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 )
 
@@ -103,7 +104,7 @@ func TestLoadTaskSetAirline(t *testing.T) {
 func TestTrainSpecsConcurrency(t *testing.T) {
 	cfg := &config.Config{Rollout: config.Rollout{Concurrency: 8, Seed: 3},
 		SFT:  &config.SFT{Policy: "p", Mode: "prefix", Concurrency: 5},
-		GRPO: &config.GRPO{Policy: "p", GroupSize: 8, Concurrency: 2, Filter: &config.Filter{MinRollouts: 4}}}
+		GRPO: &config.GRPO{Policy: "p", GroupSize: 8, Concurrency: 2, Filter: &train.FilterConfig{MinRollouts: 4}}}
 	sft, grpo := trainSpecs(cfg)
 	if sft.Concurrency != 5 || sft.Seed != 3 || grpo.Concurrency != 2 || grpo.G != 8 || grpo.Seed != 3 || grpo.Filter.MinRollouts != 4 {
 		t.Errorf("sft %+v\ngrpo %+v", sft, grpo)

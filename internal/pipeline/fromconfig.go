@@ -16,7 +16,6 @@ import (
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/task"
-	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/megamcp"
 	"github.com/weft-dev/weft/plugins/host"
@@ -208,7 +207,7 @@ func trainSpecs(cfg *config.Config) (*SFTSpec, *GRPOSpec) {
 		grpo = &GRPOSpec{Policy: g.Policy, View: g.View, Harness: g.Harness, G: g.GroupSize, Eps: g.Eps,
 			Level: g.Level, Continue: g.Continue, Mask: g.Mask, Reward: g.Reward, Concurrency: g.Concurrency, Seed: seed}
 		if f := g.Filter; f != nil {
-			fc := train.FilterConfig(*f)
+			fc := *f // the spec owns its copy
 			grpo.Filter = &fc
 		}
 	}
@@ -368,7 +367,7 @@ func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string
 
 func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	if s := p.Scripted; s != nil {
-		f := scripted.Faults(s.Faults)
+		f := s.Faults
 		base := s.Seed
 		return Policy{
 			Episode: func(t *task.Task, view string, seed uint64) (model.Policy, error) {

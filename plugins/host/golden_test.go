@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
 	"github.com/weft-dev/weft/plugins/builtin"
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/")
@@ -39,33 +38,19 @@ func TestGoldenTranscripts(t *testing.T) {
 			if res.Failure != nil {
 				t.Fatalf("failure: %v", res.Failure)
 			}
-			got := txtar.Format(transcript(name, res.Trajectory))
-			path := filepath.Join("testdata", name+".txtar")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s transcript changed (-want +got); rerun with -update if intended:\n%s", name, diff)
-			}
+			plugintest.Golden(t, filepath.Join("testdata", name+".txtar"), transcript(name, res.Trajectory), *update)
 		})
 	}
 }
 
-// transcript renders a trajectory as a txtar archive. The system message is
-// printed in full in the first turn only (later turns say whether it is
-// unchanged), so the file grows linearly with the turns.
+// transcript renders a trajectory (plugin protocol v2's weft.plugin.v2
+// Trajectory) as a txtar archive: every field of each Turn but the
+// wall-clock duration_ms (unsolved_set only when set), then the canonical
+// messages. The system message is printed in full in the first turn only
+// (later turns say whether it is unchanged), so the file grows linearly
+// with the turns.
 func transcript(name string, tr *plugin.Trajectory) *txtar.Archive {
-	a := &txtar.Archive{Comment: []byte(fmt.Sprintf("harness %s, tau2-retail task 0, scripted policy without faults\ntermination: %s, turns: %d, tool calls: %d, format errors: %d\n",
+	a := &txtar.Archive{Comment: []byte(fmt.Sprintf("harness %s, tau2-retail task 0, scripted policy without faults, plugin protocol weft.plugin.v2\ntermination: %s, turns: %d, tool calls: %d, format errors: %d\n",
 		name, tr.Termination, len(tr.Turns), tr.ToolCalls, tr.FormatErrors))}
 	add := func(n string, b []byte) { a.Files = append(a.Files, txtar.File{Name: n, Data: b}) }
 	firstSystem := ""
@@ -94,6 +79,9 @@ func transcript(name string, tr *plugin.Trajectory) *txtar.Archive {
 		add(pre+"/results.json", jsonLines(turn.Results))
 		if turn.UserReply != "" {
 			add(pre+"/user_reply", []byte(turn.UserReply+"\n"))
+		}
+		if len(turn.UnsolvedSet) > 0 {
+			add(pre+"/unsolved_set.json", jsonLine(turn.UnsolvedSet))
 		}
 	}
 	var c bytes.Buffer

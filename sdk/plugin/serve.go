@@ -225,7 +225,46 @@ func (s *remoteState) Diff(ctx context.Context, req *DiffRequest, resp *DiffResp
 	return nil
 }
 
-// Server adapters: pluginpb servers calling the Go interfaces.
+// Server adapters: pluginpb servers calling the Go interfaces. Each kind's
+// methods are one line over describe and episodeCall, the only two shapes
+// a plugin method has.
+
+// describer is the Describe method every plugin kind has.
+type describer interface {
+	Describe(ctx context.Context, req *DescribeRequest, resp *DescribeResponse) error
+}
+
+// describe serves Describe: impl fills a new response; its error becomes
+// the plugin error status the host decodes.
+func describe(ctx context.Context, impl describer, req *DescribeRequest) (*DescribeResponse, error) {
+	resp := new(DescribeResponse)
+	if err := impl.Describe(ctx, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
+
+// episodeRequest is a request scoped to an episode whose host services
+// the plugin may call back (RunEpisode, Verify, Attribute).
+type episodeRequest interface {
+	GetHost() *HostAccess
+	GetEpisodeId() string
+}
+
+// episodeCall serves an episode-scoped method: it dials the request's host
+// services for its episode, then calls f with a new response; either
+// error becomes the plugin error status.
+func episodeCall[Req episodeRequest, Resp any](ctx context.Context, hosts hostDialer, req Req, f func(context.Context, Host, Req, *Resp) error) (*Resp, error) {
+	host, err := hosts.host(req.GetHost(), req.GetEpisodeId())
+	if err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	resp := new(Resp)
+	if err := f(ctx, host, req, resp); err != nil {
+		return nil, pluginErrorStatus(err)
+	}
+	return resp, nil
+}
 
 type harnessServer struct {
 	pluginpb.UnimplementedHarnessServer
@@ -234,23 +273,11 @@ type harnessServer struct {
 }
 
 func (s *harnessServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
-	resp := new(DescribeResponse)
-	if err := s.impl.Describe(ctx, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return describe(ctx, s.impl, req)
 }
 
 func (s *harnessServer) RunEpisode(ctx context.Context, req *RunEpisodeRequest) (*RunEpisodeResponse, error) {
-	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
-	if err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	resp := new(RunEpisodeResponse)
-	if err := s.impl.RunEpisode(ctx, host, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return episodeCall(ctx, s.hosts, req, s.impl.RunEpisode)
 }
 
 type verifierServer struct {
@@ -260,23 +287,11 @@ type verifierServer struct {
 }
 
 func (s *verifierServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
-	resp := new(DescribeResponse)
-	if err := s.impl.Describe(ctx, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return describe(ctx, s.impl, req)
 }
 
 func (s *verifierServer) Verify(ctx context.Context, req *VerifyRequest) (*VerifyResponse, error) {
-	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
-	if err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	resp := new(VerifyResponse)
-	if err := s.impl.Verify(ctx, host, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return episodeCall(ctx, s.hosts, req, s.impl.Verify)
 }
 
 type attributorServer struct {
@@ -286,21 +301,9 @@ type attributorServer struct {
 }
 
 func (s *attributorServer) Describe(ctx context.Context, req *DescribeRequest) (*DescribeResponse, error) {
-	resp := new(DescribeResponse)
-	if err := s.impl.Describe(ctx, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return describe(ctx, s.impl, req)
 }
 
 func (s *attributorServer) Attribute(ctx context.Context, req *AttributeRequest) (*AttributeResponse, error) {
-	host, err := s.hosts.host(req.GetHost(), req.GetEpisodeId())
-	if err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	resp := new(AttributeResponse)
-	if err := s.impl.Attribute(ctx, host, req, resp); err != nil {
-		return nil, pluginErrorStatus(err)
-	}
-	return resp, nil
+	return episodeCall(ctx, s.hosts, req, s.impl.Attribute)
 }

@@ -61,13 +61,17 @@ const (
 // is inserted after it: a repeat of an earlier read-only-looking call, or of
 // the step itself). SkipStep, MalformedCall, WrongArgument and ExtraCall
 // apply to tool steps only; EarlyStop and HallucinatedTool to any step.
+//
+// It is also the faults block of an experiment config's scripted policy
+// (core/config decodes into it; the json names are the HCL attributes and
+// the Fault* constants).
 type Faults struct {
-	WrongArgument    float64
-	SkipStep         float64
-	ExtraCall        float64
-	HallucinatedTool float64
-	MalformedCall    float64
-	EarlyStop        float64
+	WrongArgument    float64 `json:"wrong_argument"`
+	SkipStep         float64 `json:"skip_step"`
+	ExtraCall        float64 `json:"extra_call"`
+	HallucinatedTool float64 `json:"hallucinated_tool"`
+	MalformedCall    float64 `json:"malformed_call"`
+	EarlyStop        float64 `json:"early_stop"`
 }
 
 // Validate reports a rate outside [0, 1] or NaN.

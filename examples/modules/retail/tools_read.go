@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weft-dev/weft/examples/modules/retail/records"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -58,7 +59,7 @@ func getPaymentMethod(ctx context.Context, u *user, userID, methodID string) (*u
 			return nil, nil, err
 		}
 	}
-	m := u.method(methodID)
+	m := u.Method(methodID)
 	if m == nil {
 		return u, nil, errors.New("Payment method not found")
 	}
@@ -82,9 +83,9 @@ func findUserIDByEmail(ctx context.Context, in findByEmailIn) (string, error) {
 	}
 	want := pyLower(in.Email)
 	for _, r := range rows {
-		c := cells{r: r}
-		id, email := c.str(), c.str()
-		if err := c.check("users"); err != nil {
+		c := records.NewCells(r)
+		id, email := c.Str(), c.Str()
+		if err := c.Check("users"); err != nil {
 			return "", err
 		}
 		if pyLower(email) == want {
@@ -107,9 +108,9 @@ func findUserIDByNameZip(ctx context.Context, in findByNameZipIn) (string, error
 	}
 	first, last := pyLower(in.FirstName), pyLower(in.LastName)
 	for _, r := range rows {
-		c := cells{r: r}
-		id, f, l, zip := c.str(), c.str(), c.str(), c.str()
-		if err := c.check("users"); err != nil {
+		c := records.NewCells(r)
+		id, f, l, zip := c.Str(), c.Str(), c.Str(), c.Str()
+		if err := c.Check("users"); err != nil {
 			return "", err
 		}
 		if pyLower(f) == first && pyLower(l) == last && zip == in.Zip {
@@ -167,9 +168,9 @@ func listAllProductTypes(ctx context.Context, _ noIn) (string, error) {
 	}
 	byName := map[string]string{}
 	for _, r := range rows {
-		c := cells{r: r}
-		name, id := c.str(), c.str()
-		if err := c.check("products"); err != nil {
+		c := records.NewCells(r)
+		name, id := c.Str(), c.Str()
+		if err := c.Check("products"); err != nil {
 			return "", err
 		}
 		byName[name] = id

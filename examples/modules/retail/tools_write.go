@@ -126,7 +126,7 @@ func cancelPendingOrder(ctx context.Context, in cancelIn) (*order, error) {
 		if u, m, err = getPaymentMethod(ctx, u, o.UserID, p.PaymentMethodID); err != nil {
 			return nil, err
 		}
-		if m.isGiftCard() {
+		if m.IsGiftCard() {
 			m.Balance = ptrTo(pyRound2(balance(m) + p.Amount))
 			touched = append(touched, m)
 		}
@@ -218,7 +218,7 @@ func exchangeDeliveredOrderItems(ctx context.Context, in exchangeIn) (*order, er
 	if err != nil {
 		return nil, err
 	}
-	if m.isGiftCard() && balance(m) < diff {
+	if m.IsGiftCard() && balance(m) < diff {
 		return nil, errors.New("Insufficient gift card balance to pay for the price difference")
 	}
 	o.Status = "exchange requested"
@@ -293,7 +293,7 @@ func modifyPendingOrderItems(ctx context.Context, in modifyItemsIn) (*order, err
 	if err != nil {
 		return nil, err
 	}
-	if m.isGiftCard() && balance(m) < diff {
+	if m.IsGiftCard() && balance(m) < diff {
 		return nil, errors.New("Insufficient gift card balance to pay for the new item")
 	}
 	kind := "refund"
@@ -302,7 +302,7 @@ func modifyPendingOrderItems(ctx context.Context, in modifyItemsIn) (*order, err
 	}
 	n := len(o.PaymentHistory)
 	o.PaymentHistory = append(o.PaymentHistory, payment{TransactionType: kind, Amount: math.Abs(diff), PaymentMethodID: in.PaymentMethodID})
-	if m.isGiftCard() {
+	if m.IsGiftCard() {
 		m.Balance = ptrTo(pyRound2(balance(m) - diff))
 	}
 	changed := map[int]bool{}
@@ -322,7 +322,7 @@ func modifyPendingOrderItems(ctx context.Context, in modifyItemsIn) (*order, err
 	if err := addPayments(ctx, o, n); err != nil {
 		return nil, err
 	}
-	if m.isGiftCard() {
+	if m.IsGiftCard() {
 		if err := saveBalance(ctx, u.UserID, m); err != nil {
 			return nil, err
 		}
@@ -368,14 +368,14 @@ func modifyPendingOrderPayment(ctx context.Context, in modifyPaymentIn) (*order,
 		return nil, errors.New("The new payment method should be different from the current one")
 	}
 	amount := first.Amount
-	if m.isGiftCard() && balance(m) < amount {
+	if m.IsGiftCard() && balance(m) < amount {
 		return nil, errors.New("Insufficient gift card balance to pay for the order")
 	}
 	o.PaymentHistory = append(o.PaymentHistory,
 		payment{TransactionType: "payment", Amount: amount, PaymentMethodID: in.PaymentMethodID},
 		payment{TransactionType: "refund", Amount: amount, PaymentMethodID: first.PaymentMethodID})
 	var touched []*paymentMethod
-	if m.isGiftCard() {
+	if m.IsGiftCard() {
 		m.Balance = ptrTo(pyRound2(balance(m) - amount))
 		touched = append(touched, m)
 	}
@@ -383,7 +383,7 @@ func modifyPendingOrderPayment(ctx context.Context, in modifyPaymentIn) (*order,
 	if err != nil {
 		return nil, err
 	}
-	if old.isGiftCard() {
+	if old.IsGiftCard() {
 		old.Balance = ptrTo(pyRound2(balance(old) + amount))
 		touched = append(touched, old)
 	}
@@ -440,7 +440,7 @@ func returnDeliveredOrderItems(ctx context.Context, in returnIn) (*order, error)
 	if err != nil {
 		return nil, err
 	}
-	if !m.isGiftCard() {
+	if !m.IsGiftCard() {
 		if len(o.PaymentHistory) == 0 {
 			return nil, errors.New("The order has no payment")
 		}

@@ -79,6 +79,10 @@ func (harness) RunEpisode(ctx context.Context, host plugin.Host, req *plugin.Run
 		return end(err, nil)
 	}
 	system := req.SystemPrompt + "\n\n" + planPrompt
+	if open.Done { // the user has nothing to ask: no turn
+		tr.Messages, tr.Termination = []*plugin.Message{{Role: plugin.RoleSystem, Content: system}}, plugin.TerminationDone
+		return nil
+	}
 	tr.Messages = []*plugin.Message{{Role: plugin.RoleSystem, Content: system}, {Role: plugin.RoleUser, Content: open.Content}}
 	history := slices.Clone(tr.Messages[1:]) // what the model sees after the system message
 	plan := ""

@@ -41,7 +41,7 @@ func TestConformanceBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformance.TestHarness(t, h, conformance.Options{})
+	conformance.Run(t, h, conformance.Options{})
 	if client.Exited() {
 		t.Error("the plugin process exited during the conformance run")
 	}
@@ -50,7 +50,7 @@ func TestConformanceBinary(t *testing.T) {
 // TestConformanceInProcess runs the same checks on the harness in process,
 // where the race detector sees its code.
 func TestConformanceInProcess(t *testing.T) {
-	conformance.TestHarness(t, harness{}, conformance.Options{})
+	conformance.Run(t, harness{}, conformance.Options{})
 }
 
 // TestImportsOnlySDK proves the example is built against sdk/ alone.

@@ -9,27 +9,29 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 	"google.golang.org/protobuf/proto"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/episode.txtar")
 
-var script = harnesstest.Script{
+var script = conformance.Script{
+	Feedback:     "could not be parsed",
 	CallGetOrder: "<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}\n</tool_call>",
 	CallUnknown:  "<tool_call>\n{\"name\": \"no_such_tool\", \"arguments\": {}}\n</tool_call>",
 	Respond:      "All done.",
 	Garbage:      "<tool_call>\nget_order(A1)\n</tool_call>",
 }
 
-func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
-
-// TestSDKConformance runs the third-party conformance checks (resume
-// included) in process.
-func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
+// TestConformance runs the public conformance suite in process: its
+// checks, the scripted cases of script and the resume cases of
+// resumeScript.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, New(), conformance.Options{Script: &script, Resume: &resumeScript})
+}
 
 var replies = []any{
 	"<think>\nI should look the order up and cancel it.\n</think>\nLet me check.\n<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": \"{\\\"order_id\\\": \\\"A1\\\"}\"}\n</tool_call>",
@@ -37,11 +39,11 @@ var replies = []any{
 	"<think>The order is cancelled.</think>\n\nOrder A1 is cancelled.",
 }
 
-func episode(t *testing.T) (*plugin.RunEpisodeResponse, *harnesstest.Env) {
-	model := &harnesstest.Model{Replies: replies}
-	env := &harnesstest.Env{}
-	user := &harnesstest.User{Opening: "Please cancel order A1."}
-	return harnesstest.Run(t, New(), &harnesstest.Host{M: model, E: env, U: user}, nil), env
+func episode(t *testing.T) (*plugin.RunEpisodeResponse, *plugintest.FakeEnv) {
+	model := plugintest.NewFakeModel(replies...)
+	env := plugintest.NewOrderEnv()
+	user := plugintest.NewFakeUser("Please cancel order A1.")
+	return plugintest.Episode(t, New(), plugintest.Host(model, env, user), nil), env
 }
 
 func TestEpisode(t *testing.T) {
@@ -55,12 +57,12 @@ func TestEpisode(t *testing.T) {
 		{Name: "cancel_order", Arguments: `{"order_id":"A1"}`, CallId: "call_0_1"},
 		{Name: "get_order", Arguments: `{"order_id":"A1"}`, CallId: "call_1_0"},
 	}
-	if len(env.Calls) != len(wantCalls) {
-		t.Fatalf("env calls %v", env.Calls)
+	if len(env.Calls()) != len(wantCalls) {
+		t.Fatalf("env calls %v", env.Calls())
 	}
 	for i := range wantCalls {
-		if !proto.Equal(env.Calls[i], wantCalls[i]) {
-			t.Errorf("env call %d = %v, want %v", i, env.Calls[i], wantCalls[i])
+		if !proto.Equal(env.Calls()[i], wantCalls[i]) {
+			t.Errorf("env call %d = %v, want %v", i, env.Calls()[i], wantCalls[i])
 		}
 	}
 	system := tr.Messages[0]
@@ -84,7 +86,7 @@ func TestEpisode(t *testing.T) {
 		{Role: "tool", ToolCallId: "call_1_0", Name: "get_order", Content: order},
 		{Role: "assistant", Content: "Order A1 is cancelled.", ReasoningContent: "The order is cancelled."},
 	}
-	if diff := harnesstest.DiffMessages(want, tr.Messages); diff != "" {
+	if diff := plugintest.DiffMessages(want, tr.Messages); diff != "" {
 		t.Errorf("canonical messages (-want +got):\n%s", diff)
 	}
 	// One user message carries all of a turn's results; the feedback for
@@ -97,7 +99,7 @@ func TestEpisode(t *testing.T) {
 		{Role: "user", Content: "<tool_response>\n" + order + "\n</tool_response>\n<tool_response>\ncancelled A1\n</tool_response>"},
 		{Role: "assistant", Content: replies[1].(string)},
 	}
-	if diff := harnesstest.DiffMessages(wantPrompt, p[:5]); diff != "" {
+	if diff := plugintest.DiffMessages(wantPrompt, p[:5]); diff != "" {
 		t.Errorf("turn 2 prompt (-want +got):\n%s", diff)
 	}
 	last := p[5].Content
@@ -115,7 +117,7 @@ func TestEpisode(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	resp, _ := episode(t)
-	harnesstest.Golden(t, "testdata/episode.txtar", harnesstest.Transcript(resp), *update)
+	plugintest.Golden(t, "testdata/episode.txtar", plugintest.Transcript(resp), *update)
 }
 
 func TestParse(t *testing.T) {
@@ -187,10 +189,10 @@ func TestParse(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	host := &harnesstest.Host{
-		M: &harnesstest.Model{Replies: []any{"<think><tool_call>" + `{"name": "get_order", "arguments": {"order_id": "A1"}}` + "</tool_call></think>", "ok"}},
-		E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"},
-	}
+	host := plugintest.Host(
+		&plugintest.FakeModel{Replies: []any{"<think><tool_call>" + `{"name": "get_order", "arguments": {"order_id": "A1"}}` + "</tool_call></think>", "ok"}},
+		plugintest.NewOrderEnv(), plugintest.NewFakeUser("hi"),
+	)
 	resp := &plugin.RunEpisodeResponse{}
 	if err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"calls_in_think": "ignore"}`)}, resp); err != nil {
 		t.Fatal(err)
@@ -211,17 +213,8 @@ func TestSettings(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "hermes" || d.Version != "1.0.0" || d.Format != plugin.FormatHermes {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"format_feedback", "parallel_calls", "resume"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "hermes", Version: "1.0.0", Format: plugin.FormatHermes,
+		Capabilities: []string{"format_feedback", "parallel_calls", "resume"}}, Settings{}, DefaultSettings())
 }
 
 func FuzzParse(f *testing.F) {
@@ -249,13 +242,13 @@ func FuzzParse(f *testing.F) {
 // TestMaxToolCallsMidTurn: the limit stops before the call that would
 // exceed it, even inside one message's calls.
 func TestMaxToolCallsMidTurn(t *testing.T) {
-	model := &harnesstest.Model{Replies: []any{replies[0], "unused"}}
-	env := &harnesstest.Env{}
-	host := &harnesstest.Host{M: model, E: env, U: &harnesstest.User{Opening: "hi"}}
-	resp := harnesstest.Run(t, New(), host, &plugin.Limits{MaxToolCalls: 1})
+	model := &plugintest.FakeModel{Replies: []any{replies[0], "unused"}}
+	env := plugintest.NewOrderEnv()
+	host := plugintest.Host(model, env, plugintest.NewFakeUser("hi"))
+	resp := plugintest.Episode(t, New(), host, &plugin.RunEpisodeRequest{Limits: &plugin.Limits{MaxToolCalls: 1}})
 	tr := resp.Trajectory
-	if tr.Termination != "max_tool_calls" || tr.ToolCalls != 1 || len(env.Calls) != 1 || len(tr.Turns) != 1 {
-		t.Fatalf("termination %q, %d calls, %d env calls, %d turns", tr.Termination, tr.ToolCalls, len(env.Calls), len(tr.Turns))
+	if tr.Termination != "max_tool_calls" || tr.ToolCalls != 1 || len(env.Calls()) != 1 || len(tr.Turns) != 1 {
+		t.Fatalf("termination %q, %d calls, %d env calls, %d turns", tr.Termination, tr.ToolCalls, len(env.Calls()), len(tr.Turns))
 	}
 	if turn := tr.Turns[0]; len(turn.Calls) != 2 || len(turn.Results) != 1 || turn.Results[0].CallId != "call_0_0" {
 		t.Errorf("turn %v", turn)
@@ -275,15 +268,14 @@ func TestMaxToolCallsMidTurn(t *testing.T) {
 	}
 }
 
-var resumeScript = harnesstest.ResumeScript{
-	GetOrder:  "Let me look it up.\n<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
-	Pending:   "Order A1 is pending. Cancel it?",
-	Cancel:    "<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
-	Cancelled: "Order A1 is cancelled.",
-	Garbage:   "<tool_call>\nget_order(A1)\n</tool_call>",
+var resumeScript = conformance.ResumeScript{
+	BuiltinWording: true,
+	GetOrder:       "Let me look it up.\n<tool_call>\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
+	Pending:        "Order A1 is pending. Cancel it?",
+	Cancel:         "<tool_call>\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}\n</tool_call>",
+	Cancelled:      "Order A1 is cancelled.",
+	Garbage:        "<tool_call>\nget_order(A1)\n</tool_call>",
 }
-
-func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
 
 // Render writes what Parse reads back to the same canonical message
 // (reasoning aside: it is not rendered).
@@ -311,7 +303,7 @@ func TestRender(t *testing.T) {
 		for _, tc := range want.ToolCalls {
 			tc.Arguments = strings.ReplaceAll(tc.Arguments, " ", "")
 		}
-		if diff := harnesstest.Diff(want, p.Canonical); diff != "" {
+		if diff := plugintest.Diff(want, p.Canonical); diff != "" {
 			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
 		}
 	}

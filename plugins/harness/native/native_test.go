@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,18 +26,20 @@ func tc(id, name, args string) *plugin.ToolCall {
 	return &plugin.ToolCall{Id: id, Name: name, Arguments: args}
 }
 
-var script = harnesstest.Script{
+var script = conformance.Script{
+	Feedback:     "could not be parsed",
 	CallGetOrder: calls(tc("c1", "get_order", `{"order_id":"A1"}`)),
 	CallUnknown:  calls(tc("c1", "no_such_tool", `{}`)),
 	Respond:      "All done.",
 	Garbage:      &plugin.Message{Role: "assistant", Content: "  "},
 }
 
-func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
-
-// TestSDKConformance runs the third-party conformance checks (resume
-// included) in process.
-func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
+// TestConformance runs the public conformance suite in process: its
+// checks, the scripted cases of script and the resume cases of
+// resumeScript.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, New(), conformance.Options{Script: &script, Resume: &resumeScript})
+}
 
 var replies = []any{
 	&plugin.Message{Role: "assistant", Content: "Checking first.", ReasoningContent: "look it up, then cancel",
@@ -46,11 +48,11 @@ var replies = []any{
 	"Order A1 is cancelled.",
 }
 
-func episode(t *testing.T) (*plugin.RunEpisodeResponse, *harnesstest.Model, *harnesstest.Env) {
-	model := &harnesstest.Model{Replies: replies}
-	env := &harnesstest.Env{}
-	user := &harnesstest.User{Opening: "Please cancel order A1."}
-	return harnesstest.Run(t, New(), &harnesstest.Host{M: model, E: env, U: user}, nil), model, env
+func episode(t *testing.T) (*plugin.RunEpisodeResponse, *plugintest.FakeModel, *plugintest.FakeEnv) {
+	model := plugintest.NewFakeModel(replies...)
+	env := plugintest.NewOrderEnv()
+	user := plugintest.NewFakeUser("Please cancel order A1.")
+	return plugintest.Episode(t, New(), plugintest.Host(model, env, user), nil), model, env
 }
 
 func TestEpisode(t *testing.T) {
@@ -65,12 +67,12 @@ func TestEpisode(t *testing.T) {
 		{Name: "cancel_order", Arguments: `{"order_id": "A1"`, CallId: "call_0_1"},
 		{Name: "cancel_order", Arguments: `{"order_id":"A1","reason":"changed mind"}`, CallId: "fc_2"},
 	}
-	if len(env.Calls) != len(wantCalls) {
-		t.Fatalf("env calls %v", env.Calls)
+	if len(env.Calls()) != len(wantCalls) {
+		t.Fatalf("env calls %v", env.Calls())
 	}
 	for i := range wantCalls {
-		if !proto.Equal(env.Calls[i], wantCalls[i]) {
-			t.Errorf("env call %d = %v, want %v", i, env.Calls[i], wantCalls[i])
+		if !proto.Equal(env.Calls()[i], wantCalls[i]) {
+			t.Errorf("env call %d = %v, want %v", i, env.Calls()[i], wantCalls[i])
 		}
 	}
 	r0 := tr.Turns[0].Results
@@ -89,16 +91,16 @@ func TestEpisode(t *testing.T) {
 		{Role: "tool", ToolCallId: "fc_2", Name: "cancel_order", Content: "cancelled A1"},
 		{Role: "assistant", Content: "Order A1 is cancelled."},
 	}
-	if diff := harnesstest.DiffMessages(want, tr.Messages); diff != "" {
+	if diff := plugintest.DiffMessages(want, tr.Messages); diff != "" {
 		t.Errorf("canonical messages (-want +got):\n%s", diff)
 	}
 	// The prompt is the canonical conversation without reasoning.
 	p := tr.Turns[2].Prompt
 	want[2] = &plugin.Message{Role: "assistant", Content: "Checking first.", ToolCalls: c0}
-	if diff := harnesstest.DiffMessages(want[:7], p); diff != "" {
+	if diff := plugintest.DiffMessages(want[:7], p); diff != "" {
 		t.Errorf("turn 2 prompt (-want +got):\n%s", diff)
 	}
-	for i, req := range model.Requests {
+	for i, req := range model.Requests() {
 		if req.Format != plugin.FormatNative || len(req.Tools) != 2 || req.Tools[0].Name != "get_order" {
 			t.Errorf("request %d: format %v tools %v", i, req.Format, req.Tools)
 		}
@@ -110,7 +112,7 @@ func TestEpisode(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	resp, _, _ := episode(t)
-	harnesstest.Golden(t, "testdata/episode.txtar", harnesstest.Transcript(resp), *update)
+	plugintest.Golden(t, "testdata/episode.txtar", plugintest.Transcript(resp), *update)
 }
 
 func TestParse(t *testing.T) {
@@ -129,14 +131,14 @@ func TestParse(t *testing.T) {
 // offered runs an episode opening with settings and returns the names of
 // the tools offered to the model.
 func offered(t *testing.T, settings string) ([]string, error) {
-	model := &harnesstest.Model{Replies: []any{"ok"}}
-	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
+	model := &plugintest.FakeModel{Replies: []any{"ok"}}
+	host := plugintest.Host(model, plugintest.NewOrderEnv(), plugintest.NewFakeUser("hi"))
 	err := New().RunEpisode(context.Background(), host, &plugin.RunEpisodeRequest{Settings: settingsValue(t, settings)}, &plugin.RunEpisodeResponse{})
 	if err != nil {
 		return nil, err
 	}
 	names := []string{}
-	for _, tool := range model.Requests[0].Tools {
+	for _, tool := range model.Requests()[0].Tools {
 		names = append(names, tool.Name)
 	}
 	return names, nil
@@ -170,20 +172,20 @@ func TestFilter(t *testing.T) {
 }
 
 func TestDeniedCall(t *testing.T) {
-	model := &harnesstest.Model{Replies: []any{
+	model := &plugintest.FakeModel{Replies: []any{
 		calls(tc("c1", "cancel_order", `{"order_id":"A1"}`), tc("c2", "get_order", `{"order_id":"A1"}`), tc("c3", "drop_tables", `{}`), tc("c4", "no_such_tool", `{}`)),
 		"Sorry, I cannot cancel it.",
 	}}
-	env := &harnesstest.Env{}
-	host := &harnesstest.Host{M: model, E: env, U: &harnesstest.User{Opening: "Cancel A1."}}
+	env := plugintest.NewOrderEnv()
+	host := plugintest.Host(model, env, plugintest.NewFakeUser("Cancel A1."))
 	resp := &plugin.RunEpisodeResponse{}
 	req := &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"profile": "readonly", "deny": ["drop_*"]}`)}
 	if err := New().RunEpisode(context.Background(), host, req, resp); err != nil {
 		t.Fatal(err)
 	}
-	harnesstest.Strip(resp)
-	if n := len(env.Calls); n != 2 || env.Calls[0].Name != "get_order" || env.Calls[1].Name != "no_such_tool" {
-		t.Errorf("env got %v", env.Calls)
+	plugintest.Strip(resp)
+	if n := len(env.Calls()); n != 2 || env.Calls()[0].Name != "get_order" || env.Calls()[1].Name != "no_such_tool" {
+		t.Errorf("env got %v", env.Calls())
 	}
 	ledger := func(v uint64) *uint64 { return &v }
 	want := []*plugin.ToolResult{
@@ -193,7 +195,7 @@ func TestDeniedCall(t *testing.T) {
 		{CallId: "c4", Name: "no_such_tool", Content: "unknown tool no_such_tool", IsError: true, LedgerIndex: ledger(1)},
 	}
 	got := resp.Trajectory.Turns[0].Results
-	if diff := harnesstest.Diff(&plugin.Turn{Results: want}, &plugin.Turn{Results: got}); diff != "" {
+	if diff := plugintest.Diff(&plugin.Turn{Results: want}, &plugin.Turn{Results: got}); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	if resp.Trajectory.ToolCalls != 4 || resp.Trajectory.Termination != "done" {
@@ -217,13 +219,13 @@ func writeFile(t *testing.T, path, text string) {
 
 func system(t *testing.T, settings string) string {
 	t.Helper()
-	model := &harnesstest.Model{Replies: []any{"ok"}}
-	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
+	model := &plugintest.FakeModel{Replies: []any{"ok"}}
+	host := plugintest.Host(model, plugintest.NewOrderEnv(), plugintest.NewFakeUser("hi"))
 	req := &plugin.RunEpisodeRequest{SystemPrompt: "Policy.", Settings: settingsValue(t, settings)}
 	if err := New().RunEpisode(context.Background(), host, req, &plugin.RunEpisodeResponse{}); err != nil {
 		t.Fatal(err)
 	}
-	return model.Requests[0].Messages[0].Content
+	return model.Requests()[0].Messages[0].Content
 }
 
 func TestSkills(t *testing.T) {
@@ -341,17 +343,8 @@ func TestSettingsErrors(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "native" || d.Version != "1.0.0" || d.Format != plugin.FormatNative {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"parallel_calls", "resume", "skills", "tool_filter"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "native", Version: "1.0.0", Format: plugin.FormatNative,
+		Capabilities: []string{"parallel_calls", "resume", "skills", "tool_filter"}}, Settings{}, DefaultSettings())
 }
 
 func FuzzParseSkill(f *testing.F) {
@@ -365,7 +358,8 @@ func FuzzParseSkill(f *testing.F) {
 	})
 }
 
-var resumeScript = harnesstest.ResumeScript{
+var resumeScript = conformance.ResumeScript{
+	BuiltinWording: true,
 	GetOrder: &plugin.Message{Role: "assistant", Content: "Looking it up.", ReasoningContent: "need the order",
 		ToolCalls: []*plugin.ToolCall{tc("fc_1", "get_order", `{"order_id": "A1"}`)}},
 	Pending:   "Order A1 is pending. Cancel it?",
@@ -373,8 +367,6 @@ var resumeScript = harnesstest.ResumeScript{
 	Cancelled: "Order A1 is cancelled.",
 	Garbage:   &plugin.Message{Role: "assistant", Content: "  "},
 }
-
-func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
 
 // A model id that repeats a history id (or an earlier one of the run) is
 // renamed; a missing one gets an id past the history's.
@@ -386,20 +378,20 @@ func TestResumeCallIDs(t *testing.T) {
 		{Role: "tool", ToolCallId: "fc_1", Name: "get_order", Content: "a1"},
 		{Role: "assistant", Content: "Both are pending."},
 	}
-	model := &harnesstest.Model{Replies: []any{
+	model := &plugintest.FakeModel{Replies: []any{
 		calls(tc("fc_1", "cancel_order", `{"order_id":"A1"}`), tc("", "cancel_order", `{"order_id":"A2"}`), tc("fc_9", "get_order", `{}`)),
 		calls(tc("fc_9", "get_order", `{}`)),
 		"Done.",
 	}}
-	env := &harnesstest.Env{}
-	user := &harnesstest.User{Opening: "Cancel both."}
+	env := plugintest.NewOrderEnv()
+	user := plugintest.NewFakeUser("Cancel both.")
 	resp := &plugin.RunEpisodeResponse{}
 	req := &plugin.RunEpisodeRequest{SystemPrompt: "s", History: history}
-	if err := New().RunEpisode(context.Background(), &harnesstest.Host{M: model, E: env, U: user}, req, resp); err != nil {
+	if err := New().RunEpisode(context.Background(), plugintest.Host(model, env, user), req, resp); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, c := range env.Calls {
+	for _, c := range env.Calls() {
 		ids = append(ids, c.CallId)
 	}
 	// Turn numbers start at 5: past call_4_0 of the history.
@@ -409,7 +401,7 @@ func TestResumeCallIDs(t *testing.T) {
 	tr := resp.Trajectory
 	// The renamed ids are what the prompt and the canonical messages carry.
 	if got := tr.Turns[1].Prompt[7].ToolCalls[0].Id; got != "call_5_0" {
-		t.Errorf("prompt carries call id %q, want call_5_0 (prompt:\n%s)", got, harnesstest.RenderPrompt(tr.Turns[1].Prompt))
+		t.Errorf("prompt carries call id %q, want call_5_0 (prompt:\n%s)", got, plugintest.RenderPrompt(tr.Turns[1].Prompt))
 	}
 	// The history's tool message without a name is rendered with its
 	// call's name; the canonical message stays as given.

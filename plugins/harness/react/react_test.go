@@ -8,39 +8,41 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/weft-dev/weft/plugins/harness/internal/harnesstest"
 	"github.com/weft-dev/weft/sdk/plugin"
 	"github.com/weft-dev/weft/sdk/plugin/conformance"
 	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 	"google.golang.org/protobuf/proto"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/episode.txtar")
 
-var script = harnesstest.Script{
+var script = conformance.Script{
+	Feedback:     "could not be parsed",
 	CallGetOrder: "Thought:\nI need the order.\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}",
 	CallUnknown:  "Thought:\nTry it.\nAction:\n{\"name\": \"no_such_tool\", \"arguments\": {}}",
 	Respond:      "Thought:\nTell the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\": \"All done.\"}}",
 	Garbage:      "I will just cancel it for you.",
 }
 
-func TestConformance(t *testing.T) { harnesstest.Conformance(t, New(), script) }
-
-// TestSDKConformance runs the third-party conformance checks (resume
-// included) in process.
-func TestSDKConformance(t *testing.T) { conformance.TestHarness(t, New(), conformance.Options{}) }
+// TestConformance runs the public conformance suite in process: its
+// checks, the scripted cases of script and the resume cases of
+// resumeScript.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, New(), conformance.Options{Script: &script, Resume: &resumeScript})
+}
 
 // episode runs the reference episode: look the order up, cancel it, tell
 // the user.
-func episode(t *testing.T) (*plugin.RunEpisodeResponse, *harnesstest.Model, *harnesstest.Env) {
-	model := &harnesstest.Model{Replies: []any{
+func episode(t *testing.T) (*plugin.RunEpisodeResponse, *plugintest.FakeModel, *plugintest.FakeEnv) {
+	model := &plugintest.FakeModel{Replies: []any{
 		"Thought:\nI need the order first.\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\": \"A1\"}}",
 		"Action: ```json\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\": \"A1\", \"reason\": \"no longer needed\"}}\n```",
 		"Thought:\nDone; tell the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\": \"Order A1 is cancelled.\"}}",
 	}}
-	env := &harnesstest.Env{}
-	user := &harnesstest.User{Opening: "Please cancel order A1."}
-	resp := harnesstest.Run(t, New(), &harnesstest.Host{M: model, E: env, U: user}, nil)
+	env := plugintest.NewOrderEnv()
+	user := plugintest.NewFakeUser("Please cancel order A1.")
+	resp := plugintest.Episode(t, New(), plugintest.Host(model, env, user), nil)
 	return resp, model, env
 }
 
@@ -54,12 +56,12 @@ func TestEpisode(t *testing.T) {
 		{Name: "get_order", Arguments: `{"order_id":"A1"}`, CallId: "call_0_0"},
 		{Name: "cancel_order", Arguments: `{"order_id":"A1","reason":"no longer needed"}`, CallId: "call_1_0"},
 	}
-	if len(env.Calls) != 2 {
-		t.Fatalf("env calls %v", env.Calls)
+	if len(env.Calls()) != 2 {
+		t.Fatalf("env calls %v", env.Calls())
 	}
 	for i := range wantCalls {
-		if !proto.Equal(env.Calls[i], wantCalls[i]) {
-			t.Errorf("env call %d = %v, want %v", i, env.Calls[i], wantCalls[i])
+		if !proto.Equal(env.Calls()[i], wantCalls[i]) {
+			t.Errorf("env call %d = %v, want %v", i, env.Calls()[i], wantCalls[i])
 		}
 	}
 	system := tr.Messages[0]
@@ -79,7 +81,7 @@ func TestEpisode(t *testing.T) {
 		{Role: "tool", ToolCallId: "call_1_0", Name: "cancel_order", Content: "cancelled A1"},
 		{Role: "assistant", Content: "Order A1 is cancelled.", ReasoningContent: "Done; tell the user."},
 	}
-	if diff := harnesstest.DiffMessages(want, tr.Messages); diff != "" {
+	if diff := plugintest.DiffMessages(want, tr.Messages); diff != "" {
 		t.Errorf("canonical messages (-want +got):\n%s", diff)
 	}
 	// Turn 2's prompt: the observations as user messages, the responses as
@@ -93,15 +95,15 @@ func TestEpisode(t *testing.T) {
 		{Role: "assistant", Content: model.Replies[1].(string)},
 		{Role: "user", Content: "API output: cancelled A1"},
 	}
-	if diff := harnesstest.DiffMessages(wantPrompt, p); diff != "" {
+	if diff := plugintest.DiffMessages(wantPrompt, p); diff != "" {
 		t.Errorf("turn 2 prompt (-want +got):\n%s", diff)
 	}
 	for i, turn := range tr.Turns {
 		if turn.Index != int32(i) || turn.Response.Content != model.Replies[i].(string) {
 			t.Errorf("turn %d: index %d response %q", i, turn.Index, turn.Response.Content)
 		}
-		if model.Requests[i].Format != plugin.FormatReAct || len(model.Requests[i].Tools) != 0 {
-			t.Errorf("turn %d: format %v, %d native tools", i, model.Requests[i].Format, len(model.Requests[i].Tools))
+		if model.Requests()[i].Format != plugin.FormatReAct || len(model.Requests()[i].Tools) != 0 {
+			t.Errorf("turn %d: format %v, %d native tools", i, model.Requests()[i].Format, len(model.Requests()[i].Tools))
 		}
 	}
 	r1 := tr.Turns[1].Results
@@ -115,7 +117,7 @@ func TestEpisode(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	resp, _, _ := episode(t)
-	harnesstest.Golden(t, "testdata/episode.txtar", harnesstest.Transcript(resp), *update)
+	plugintest.Golden(t, "testdata/episode.txtar", plugintest.Transcript(resp), *update)
 }
 
 func TestParse(t *testing.T) {
@@ -176,8 +178,8 @@ func TestParse(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	model := &harnesstest.Model{Replies: []any{script.CallUnknown, "Action: {\"name\": \"say\", \"arguments\": {\"content\": \"bye\"}}"}}
-	host := &harnesstest.Host{M: model, E: &harnesstest.Env{}, U: &harnesstest.User{Opening: "hi"}}
+	model := &plugintest.FakeModel{Replies: []any{script.CallUnknown, "Action: {\"name\": \"say\", \"arguments\": {\"content\": \"bye\"}}"}}
+	host := plugintest.Host(model, plugintest.NewOrderEnv(), plugintest.NewFakeUser("hi"))
 	req := &plugin.RunEpisodeRequest{Settings: plugin.MustJSONValue(`{"observation_prefix": "Observation: ", "respond_action": "say"}`)}
 	resp := &plugin.RunEpisodeResponse{}
 	if err := New().RunEpisode(context.Background(), host, req, resp); err != nil {
@@ -209,17 +211,8 @@ func TestSettings(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	var d plugin.DescribeResponse
-	if err := New().Describe(context.Background(), &plugin.DescribeRequest{}, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Name != "react" || d.Version != "1.0.0" || d.Format != plugin.FormatReAct {
-		t.Errorf("describe %v", &d)
-	}
-	if diff := cmp.Diff([]string{"format_feedback", "resume"}, d.Capabilities); diff != "" {
-		t.Error(diff)
-	}
-	harnesstest.CheckSchema(t, plugin.SettingsJSON(d.SettingsSchema), Settings{}, DefaultSettings())
+	d := plugintest.CheckDescribe(t, New(), &plugin.DescribeResponse{Name: "react", Version: "1.0.0", Format: plugin.FormatReAct,
+		Capabilities: []string{"format_feedback", "resume"}}, Settings{}, DefaultSettings())
 	var v any
 	if err := json.Unmarshal([]byte(plugin.SettingsJSON(d.SettingsSchema)), &v); err != nil || v == nil {
 		t.Error(err)
@@ -243,15 +236,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-var resumeScript = harnesstest.ResumeScript{
-	GetOrder:  "Thought:\nI need the order.\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}",
-	Pending:   "Thought:\nAsk the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is pending. Cancel it?\"}}",
-	Cancel:    "Thought:\nCancel it.\nAction:\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}",
-	Cancelled: "Thought:\nTell the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is cancelled.\"}}",
-	Garbage:   "I will just cancel it for you.",
+var resumeScript = conformance.ResumeScript{
+	BuiltinWording: true,
+	GetOrder:       "Thought:\nI need the order.\nAction:\n{\"name\": \"get_order\", \"arguments\": {\"order_id\":\"A1\"}}",
+	Pending:        "Thought:\nAsk the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is pending. Cancel it?\"}}",
+	Cancel:         "Thought:\nCancel it.\nAction:\n{\"name\": \"cancel_order\", \"arguments\": {\"order_id\":\"A1\"}}",
+	Cancelled:      "Thought:\nTell the user.\nAction:\n{\"name\": \"respond\", \"arguments\": {\"content\":\"Order A1 is cancelled.\"}}",
+	Garbage:        "I will just cancel it for you.",
 }
-
-func TestResume(t *testing.T) { harnesstest.Resume(t, New(), resumeScript) }
 
 // Render writes what Parse reads back to the same canonical message, and
 // the exact text the resume script uses.
@@ -286,7 +278,7 @@ func TestRender(t *testing.T) {
 		for _, tc := range want.ToolCalls {
 			tc.Arguments = `{"order_id":"A1"}`
 		}
-		if diff := harnesstest.Diff(want, p.Canonical); diff != "" {
+		if diff := plugintest.Diff(want, p.Canonical); diff != "" {
 			t.Errorf("case %d: Parse(Render(m)) (-m +parsed):\n%s", i, diff)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-dev/weft/sdk/plugin"
 	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 )
 
 // Bounds of the scripted episodes.
@@ -117,11 +118,11 @@ type episode struct {
 
 func (r *runner) newEpisode(id string, mk func(marker string) script) *episode {
 	marker := "mk-" + id
-	model := &fakeModel{format: r.format(), codec: r.opts.Model, script: mk(marker), max: modelCap}
+	model := newScriptedModel(r.format(), r.opts.Model, mk(marker), modelCap)
 	return &episode{
 		marker: marker,
-		host: &fakeHost{model: model, env: &fakeEnv{},
-			user: &fakeUser{opening: "Hello, please echo " + marker + " for me."}},
+		host: &fakeHost{model: model, env: newEnv(),
+			user: plugintest.NewFakeUser("Hello, please echo " + marker + " for me.")},
 		req: &plugin.RunEpisodeRequest{
 			EpisodeId:    "conformance-" + id,
 			TaskId:       "conformance",
@@ -142,7 +143,7 @@ func (r *runner) run(ctx context.Context, ep *episode) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		done <- callSafely(func() error { return r.h.RunEpisode(ctx, ep.host, ep.req, resp) })
+		done <- callSafely(func() error { return r.h.RunEpisode(ctx, ep.host.services(), ep.req, resp) })
 	}()
 	select {
 	case err := <-done:
@@ -198,7 +199,7 @@ func (r *runner) verify(p *problems, ep *episode, termination string, countCalls
 	}
 	p.list = append(p.list, canonicalProblems(tr.Messages)...)
 	r.turnProblems(p, ep)
-	calls, resps := ep.host.env.recorded()
+	calls, resps := ep.host.env.Calls(), ep.host.env.Results()
 	ids := map[string]bool{}
 	for _, m := range tr.Messages {
 		for _, c := range m.ToolCalls {
@@ -399,7 +400,7 @@ func (r *runner) basicEpisode(ctx context.Context, p *problems) string {
 		return ""
 	}
 	tr := ep.resp.Trajectory
-	calls, _ := ep.host.env.recorded()
+	calls := ep.host.env.Calls()
 	if len(calls) != 1 {
 		p.add("Env saw %d calls, want 1", len(calls))
 	} else {
@@ -440,14 +441,14 @@ func (r *runner) basicEpisode(ctx context.Context, p *problems) string {
 	}
 	opening := false
 	for _, m := range tr.Messages {
-		if m.Role == plugin.RoleUser && m.Content == ep.host.user.opening {
+		if m.Role == plugin.RoleUser && m.Content == ep.host.user.Messages[0] {
 			opening = true
 		}
 	}
 	if !opening {
 		p.add("canonical messages lack the opening user message")
 	}
-	ureqs := ep.host.user.recorded()
+	ureqs := ep.host.user.Requests()
 	switch {
 	case len(ureqs) != 2:
 		p.add("User.Next called %d times, want 2 (opening, then the reply)", len(ureqs))
@@ -532,7 +533,7 @@ func (r *runner) maxToolCalls(ctx context.Context, p *problems) string {
 	if !r.verify(p, ep, plugin.TerminationMaxToolCalls, false) {
 		return ""
 	}
-	calls, _ := ep.host.env.recorded()
+	calls := ep.host.env.Calls()
 	if len(calls) > limitToolCalls {
 		p.add("Env saw %d calls with max_tool_calls %d", len(calls), limitToolCalls)
 	}
@@ -614,9 +615,72 @@ func (r *runner) modelFailure(ctx context.Context, p *problems) string {
 
 func (r *runner) envFailure(ctx context.Context, p *problems) string {
 	ep := r.newEpisode("envfail", basicScript)
-	ep.host.env.failCall = &plugin.HostError{Service: "env", Kind: "trap", Message: "conformance: the tool module trapped"}
+	ep.host.env.FailCall, ep.host.env.Err = 1, &plugin.HostError{Service: "env", Kind: "trap", Message: "conformance: the tool module trapped"}
 	r.run(ctx, ep)
 	return failed(p, ep, "env", 0)
+}
+
+// listToolsFailure: Env.ListTools fails, so the episode ends in a
+// failure before any model or tool call (the trajectory may be empty).
+func (r *runner) listToolsFailure(ctx context.Context, p *problems) string {
+	ep := r.newEpisode("listfail", basicScript)
+	ep.host.env.FailList, ep.host.env.Err = true, &plugin.HostError{Service: "env", Kind: "unavailable", Message: "conformance: the session is gone"}
+	r.run(ctx, ep)
+	if !ep.ended(p) {
+		return ""
+	}
+	f := ep.resp.Failure
+	if c, _ := plugin.FailureParts(f); f == nil || c != "env" {
+		p.add("failure %v after Env.ListTools failed, want component \"env\" (plugin.FailureFromError)", f)
+	}
+	tr := ep.resp.Trajectory
+	if tr.Termination != plugin.TerminationFailure {
+		p.add("termination %q, want %q", tr.Termination, plugin.TerminationFailure)
+	}
+	ep.noTurns(p, "after Env.ListTools failed")
+	return fmt.Sprintf("failure %q, termination failure, no model or tool call", f.GetKind())
+}
+
+// noTurns adds a problem for every Generate call, Env call and turn of
+// ep, which should have none (when says why, e.g. "after X failed").
+func (ep *episode) noTurns(p *problems, when string) {
+	reqs, _ := ep.host.model.requests()
+	calls := ep.host.env.Calls()
+	if n := len(ep.resp.Trajectory.Turns); len(reqs)+len(calls)+n != 0 {
+		p.add("%d Generate calls, %d Env calls and %d turns %s, want none", len(reqs), len(calls), n, when)
+	}
+}
+
+// userFailure: User.Next fails at the user's reply (after one tool call
+// and a message to the user): a failure with the partial trajectory.
+func (r *runner) userFailure(ctx context.Context, p *problems) string {
+	ep := r.newEpisode("userfail", basicScript)
+	ep.host.user.FailAt, ep.host.user.Err = 2, &plugin.HostError{Service: "user", Kind: "timeout", Message: "conformance: the user simulator is slow"}
+	r.run(ctx, ep)
+	return failed(p, ep, "user", 2)
+}
+
+// openingDone: the user is done at the opening User.Next: the episode
+// ends done with no turn, no model call and no tool call.
+func (r *runner) openingDone(ctx context.Context, p *problems) string {
+	ep := r.newEpisode("opendone", basicScript)
+	ep.host.user.Messages = nil
+	r.run(ctx, ep)
+	if !ep.ended(p) {
+		return ""
+	}
+	if f := ep.resp.Failure; f != nil {
+		p.add("unexpected failure %q: %s", f.Kind, f.Message)
+	}
+	tr := ep.resp.Trajectory
+	if tr.Termination != plugin.TerminationDone {
+		p.add("termination %q, want %q", tr.Termination, plugin.TerminationDone)
+	}
+	ep.noTurns(p, "for a user done at the opening")
+	if n := len(ep.host.user.Requests()); n != 1 {
+		p.add("User.Next called %d times, want 1", n)
+	}
+	return "a user done at the opening ended the episode done with no turn"
 }
 
 func (r *runner) concurrent(ctx context.Context, p *problems) string {
@@ -656,7 +720,7 @@ func (r *runner) concurrent(ctx context.Context, p *problems) string {
 	for i, ep := range eps {
 		var q problems
 		if r.verify(&q, ep, plugin.TerminationDone, true) {
-			calls, _ := ep.host.env.recorded()
+			calls := ep.host.env.Calls()
 			for _, c := range calls {
 				if !strings.Contains(c.Arguments, ep.marker+`"`) {
 					q.add("Env got a call for another episode: %s", c.Arguments)
@@ -702,7 +766,7 @@ func (r *runner) resume(ctx context.Context, p *problems) string {
 	history := resumeHistory(ep.marker)
 	ep.req.History = history
 	followUp := "Now please echo " + ep.marker + "-2 too."
-	ep.host.user.opening = followUp
+	ep.host.user.Messages[0] = followUp
 	r.run(ctx, ep)
 	if !r.verify(p, ep, plugin.TerminationDone, true) {
 		return ""
@@ -734,13 +798,13 @@ func (r *runner) resume(ctx context.Context, p *problems) string {
 			p.add("the first prompt has the follow-up before the history")
 		}
 	}
-	ureqs := ep.host.user.recorded()
+	ureqs := ep.host.user.Requests()
 	if len(ureqs) == 0 {
 		p.add("User.Next was never called")
 	} else if d := messagesDiff(ureqs[0].Messages, history); d != "" {
 		p.add("the first User.Next did not get the history: %s", d)
 	}
-	calls, _ := ep.host.env.recorded()
+	calls := ep.host.env.Calls()
 	if len(calls) != 1 {
 		p.add("Env saw %d calls, want 1 (the follow-up's; history calls must not run again)", len(calls))
 	}
@@ -847,7 +911,7 @@ func (r *runner) formatError(ctx context.Context, p *problems) string {
 	if tr.FormatErrors != 1 {
 		p.add("format_errors %d, want 1", tr.FormatErrors)
 	}
-	if calls, _ := ep.host.env.recorded(); len(calls) != 1 {
+	if calls := ep.host.env.Calls(); len(calls) != 1 {
 		p.add("Env saw %d calls after recovery, want 1", len(calls))
 	}
 	fe := ""

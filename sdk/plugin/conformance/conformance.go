@@ -22,7 +22,13 @@ const (
 	CheckEpisodeDeadline = "episode_deadline"
 	CheckModelFailure    = "model_failure"
 	CheckEnvFailure      = "env_failure"
-	CheckConcurrent      = "concurrent_episodes"
+	// CheckListToolsFailure: Env.ListTools fails before the first turn.
+	CheckListToolsFailure = "list_tools_failure"
+	// CheckUserFailure: User.Next fails at the user's reply.
+	CheckUserFailure = "user_failure"
+	// CheckOpeningDone: the user is done at the opening User.Next.
+	CheckOpeningDone = "opening_done"
+	CheckConcurrent  = "concurrent_episodes"
 	// CheckResume runs only for a harness that declares
 	// plugin.CapabilityResume.
 	CheckResume      = "resume"
@@ -49,6 +55,18 @@ type Options struct {
 	// it though their limit is 200 ms. A RunEpisode still running 2 s after
 	// its context ended is reported as hung and abandoned.
 	Timeout time.Duration
+	// Script, if set, adds the scripted cases to Run (Go tests only; the
+	// report of RunHarness and `weft plugin conformance` do not have
+	// them): thirteen episodes whose model replies are written in the
+	// harness's own format, each checked for its exact termination,
+	// failure code, turn, tool-call, format-error and Env-call counts.
+	Script *Script
+	// Resume, if set, adds the prompt-stable resume cases to Run (Go
+	// tests only): a run resumed from the canonical messages of an
+	// earlier one gets the same prompts, format-error turns are dropped
+	// from the history, and an invalid history is refused before any
+	// host call.
+	Resume *ResumeScript
 }
 
 // Check is the outcome of one conformance check.
@@ -134,6 +152,9 @@ func RunHarness(ctx context.Context, h plugin.Harness, opts Options) *Report {
 		{CheckEpisodeDeadline, r.episodeDeadline},
 		{CheckModelFailure, r.modelFailure},
 		{CheckEnvFailure, r.envFailure},
+		{CheckListToolsFailure, r.listToolsFailure},
+		{CheckUserFailure, r.userFailure},
+		{CheckOpeningDone, r.openingDone},
 		{CheckConcurrent, r.concurrent},
 		{CheckResume, r.resume},
 		{CheckSettings, r.settings},
@@ -151,10 +172,16 @@ func RunHarness(ctx context.Context, h plugin.Harness, opts Options) *Report {
 	return rep
 }
 
-// TestHarness runs RunHarness and reports each check as a subtest of t
-// named after it: a failed check fails its subtest with the check's
-// Detail, a skipped one skips it.
-func TestHarness(t *testing.T, h plugin.Harness, opts Options) {
+// Run is the conformance suite as a Go test: it runs RunHarness and
+// reports each check as a subtest of t named after it (a failed check
+// fails its subtest with the check's Detail, a skipped one skips it),
+// then, when opts has them, the scripted cases (subtest "script/<case>")
+// and the resume cases (subtest "resume_script/<case>").
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, myharness.New(), conformance.Options{})
+//	}
+func Run(t *testing.T, h plugin.Harness, opts Options) {
 	t.Helper()
 	rep := RunHarness(t.Context(), h, opts)
 	t.Logf("conformance of %s", rep.Plugin)
@@ -169,6 +196,12 @@ func TestHarness(t *testing.T, h plugin.Harness, opts Options) {
 				t.Log(c.Detail)
 			}
 		})
+	}
+	if opts.Script != nil {
+		t.Run("script", func(t *testing.T) { scripted(t, h, *opts.Script) })
+	}
+	if opts.Resume != nil {
+		t.Run("resume_script", func(t *testing.T) { resumeScripted(t, h, *opts.Resume) })
 	}
 }
 

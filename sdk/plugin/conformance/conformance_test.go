@@ -34,7 +34,8 @@ func skippedChecks(rep *Report) []string {
 }
 
 var allChecks = []string{CheckDescribe, CheckBasicEpisode, CheckToolError, CheckMaxTurns, CheckMaxToolCalls,
-	CheckTurnDeadline, CheckEpisodeDeadline, CheckModelFailure, CheckEnvFailure, CheckConcurrent,
+	CheckTurnDeadline, CheckEpisodeDeadline, CheckModelFailure, CheckEnvFailure,
+	CheckListToolsFailure, CheckUserFailure, CheckOpeningDone, CheckConcurrent,
 	CheckResume, CheckSettings, CheckFormatError}
 
 func TestGoodHarnessPassesEveryFormat(t *testing.T) {
@@ -112,9 +113,10 @@ func TestBrokenHarnessesFailExactlyTheirChecks(t *testing.T) {
 		{"ignores max_turns", &testHarness{format: plugin.FormatNative, ignoreMaxTurns: true}, []string{CheckMaxTurns}},
 		{"crashes on garbage", &testHarness{format: plugin.FormatHermes, panicOnGarbage: true}, []string{CheckFormatError}},
 		{"drops tool results", &testHarness{format: plugin.FormatReAct, dropResults: true}, []string{CheckBasicEpisode, CheckToolError}},
-		{"returns host errors", &testHarness{format: plugin.FormatNative, returnHostErrors: true}, []string{CheckModelFailure, CheckEnvFailure}},
+		{"returns host errors", &testHarness{format: plugin.FormatNative, returnHostErrors: true}, []string{CheckModelFailure, CheckEnvFailure, CheckListToolsFailure, CheckUserFailure}},
 		{"ignores the history", &testHarness{format: plugin.FormatHermes, ignoreHistory: true}, []string{CheckResume}},
 		{"reuses history call ids", &testHarness{format: plugin.FormatReAct, historyIDs: true}, []string{CheckResume}},
+		{"ignores a user done at the opening", &testHarness{format: plugin.FormatNative, ignoreOpenDone: true}, []string{CheckOpeningDone}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -285,9 +287,9 @@ func TestReportString(t *testing.T) {
 	}
 }
 
-// TestHarness reports each check as a subtest.
-func TestTestHarness(t *testing.T) {
-	TestHarness(t, &testHarness{format: plugin.FormatHermes}, Options{})
+// Run reports each check as a subtest.
+func TestRun(t *testing.T) {
+	Run(t, &testHarness{format: plugin.FormatHermes}, Options{})
 }
 
 // Over the real gRPC adapters (host errors, deadlines and cancellation
@@ -303,7 +305,7 @@ func TestOverGRPC(t *testing.T) {
 	}
 	hc := plugintest.Connect(t, &plugin.ServeConfig{Harness: &testHarness{format: plugin.FormatHermes, returnHostErrors: true}}).Harness(t)
 	rep := RunHarness(t.Context(), hc, Options{})
-	if got := failedChecks(rep); !slices.Equal(got, []string{CheckModelFailure, CheckEnvFailure}) {
+	if got := failedChecks(rep); !slices.Equal(got, []string{CheckModelFailure, CheckEnvFailure, CheckListToolsFailure, CheckUserFailure}) {
 		t.Errorf("host-error-returning harness over gRPC failed %v\n%s", got, rep)
 	}
 }

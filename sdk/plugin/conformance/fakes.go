@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/plugin/plugintest"
 )
 
 // Tools the fake environment offers.
@@ -38,9 +39,11 @@ type step struct {
 // script picks the step of the n-th Generate (0-based) of an episode.
 type script func(n int) step
 
-// fakeModel answers Generate by script, rendering each step in the
-// harness's declared format, and records what it received and returned.
-type fakeModel struct {
+// scriptedModel answers Generate by script, rendering each step in the
+// harness's declared format; it is the Func of a plugintest.FakeModel,
+// which records the requests. It records the messages it answered.
+type scriptedModel struct {
+	fake   *plugintest.FakeModel
 	format plugin.OutputFormat
 	codec  plugin.Model // custom formats: renders native-shaped intents
 	script script
@@ -52,15 +55,21 @@ type fakeModel struct {
 	barrier func(ctx context.Context) error
 
 	mu     sync.Mutex
-	reqs   []*plugin.GenerateRequest
+	n      int
 	resps  []*plugin.Message
 	capHit bool
 }
 
-func (m *fakeModel) Generate(ctx context.Context, req *plugin.GenerateRequest, resp *plugin.GenerateResponse) error {
+func newScriptedModel(format plugin.OutputFormat, codec plugin.Model, sc script, max int) *scriptedModel {
+	m := &scriptedModel{format: format, codec: codec, script: sc, max: max}
+	m.fake = &plugintest.FakeModel{Func: m.generate}
+	return m
+}
+
+func (m *scriptedModel) generate(ctx context.Context, req *plugin.GenerateRequest, resp *plugin.GenerateResponse) error {
 	m.mu.Lock()
-	n := len(m.reqs)
-	m.reqs = append(m.reqs, proto.Clone(req).(*plugin.GenerateRequest))
+	n := m.n
+	m.n++
 	if n >= m.max {
 		m.capHit = true
 		m.mu.Unlock()
@@ -97,10 +106,10 @@ func (m *fakeModel) Generate(ctx context.Context, req *plugin.GenerateRequest, r
 
 // requests returns the Generate requests received so far and the messages
 // answered (one fewer than requests when the last Generate failed).
-func (m *fakeModel) requests() ([]*plugin.GenerateRequest, []*plugin.Message) {
+func (m *scriptedModel) requests() ([]*plugin.GenerateRequest, []*plugin.Message) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]*plugin.GenerateRequest(nil), m.reqs...), append([]*plugin.Message(nil), m.resps...)
+	return m.fake.Requests(), append([]*plugin.Message(nil), m.resps...)
 }
 
 func argsJSON(args map[string]any) string {
@@ -113,7 +122,7 @@ func argsJSON(args map[string]any) string {
 
 // render writes step st of the n-th turn as an assistant message in the
 // model's format; it returns the message and its finish reason.
-func (m *fakeModel) render(ctx context.Context, n int, st step) (*plugin.Message, string, error) {
+func (m *scriptedModel) render(ctx context.Context, n int, st step) (*plugin.Message, string, error) {
 	msg := &plugin.Message{Role: plugin.RoleAssistant}
 	switch m.format {
 	case plugin.FormatNative:
@@ -178,17 +187,8 @@ func (m *fakeModel) render(ctx context.Context, n int, st step) (*plugin.Message
 	return msg, finish, nil
 }
 
-// fakeEnv offers toolEcho and toolLookup and records every call. Ledger
-// indices start at ledgerBase so that a harness inventing them is caught.
-type fakeEnv struct {
-	failCall error // if set, CallTool fails with it
-	failList error // if set, ListTools fails with it
-
-	mu    sync.Mutex
-	calls []*plugin.CallToolRequest
-	resps []*plugin.CallToolResponse
-}
-
+// ledgerBase is the first ledger index of the fake environment, so that
+// a harness inventing indices is caught.
 const ledgerBase = 7000
 
 func envTools() []*plugin.Tool {
@@ -200,106 +200,27 @@ func envTools() []*plugin.Tool {
 	}
 }
 
-func (e *fakeEnv) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp *plugin.ListToolsResponse) error {
-	if e.failList != nil {
-		return e.failList
-	}
-	resp.Tools = envTools()
-	return nil
+// newEnv is the checks' environment: toolEcho and toolLookup, ledger
+// indices from ledgerBase.
+func newEnv() *plugintest.FakeEnv {
+	return &plugintest.FakeEnv{Defs: envTools(), LedgerBase: ledgerBase, Tools: map[string]plugintest.ToolFunc{
+		toolEcho: plugintest.JSONTool(func(a map[string]any) (string, bool) {
+			return fmt.Sprintf("echo: %v", a["text"]), false
+		}),
+		toolLookup: plugintest.JSONTool(func(a map[string]any) (string, bool) {
+			return fmt.Sprintf("error: no order %v", a["order_id"]), true
+		}),
+	}}
 }
 
-func (e *fakeEnv) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *plugin.CallToolResponse) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.calls = append(e.calls, proto.Clone(req).(*plugin.CallToolRequest))
-	if e.failCall != nil {
-		e.resps = append(e.resps, nil)
-		return e.failCall
-	}
-	resp.LedgerIndex = uint64(ledgerBase + len(e.calls) - 1)
-	var args map[string]any
-	if err := json.Unmarshal([]byte(req.Arguments), &args); err != nil {
-		resp.IsError = true
-		resp.Content = "error: arguments are not a JSON object: " + err.Error()
-	} else {
-		switch req.Name {
-		case toolEcho:
-			resp.Content = fmt.Sprintf("echo: %v", args["text"])
-		case toolLookup:
-			resp.IsError = true
-			resp.Content = fmt.Sprintf("error: no order %v", args["order_id"])
-		default:
-			resp.IsError = true
-			resp.Content = "error: unknown tool " + req.Name
-		}
-	}
-	e.resps = append(e.resps, proto.Clone(resp).(*plugin.CallToolResponse))
-	return nil
-}
-
-func (e *fakeEnv) recorded() ([]*plugin.CallToolRequest, []*plugin.CallToolResponse) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]*plugin.CallToolRequest(nil), e.calls...), append([]*plugin.CallToolResponse(nil), e.resps...)
-}
-
-// fakeUser opens with opening and is done at its second Next.
-type fakeUser struct {
-	opening string
-	fail    error
-
-	mu   sync.Mutex
-	reqs []*plugin.UserRequest
-}
-
-func (u *fakeUser) Next(ctx context.Context, req *plugin.UserRequest, resp *plugin.UserResponse) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.reqs = append(u.reqs, proto.Clone(req).(*plugin.UserRequest))
-	if u.fail != nil {
-		return u.fail
-	}
-	if len(u.reqs) == 1 {
-		resp.Content = u.opening
-		return nil
-	}
-	resp.Done = true
-	return nil
-}
-
-func (u *fakeUser) recorded() []*plugin.UserRequest {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]*plugin.UserRequest(nil), u.reqs...)
-}
-
-// noState is the State service a harness never gets.
-type noState struct{}
-
-func (noState) Query(ctx context.Context, req *plugin.QueryRequest, resp *plugin.QueryResponse) error {
-	return noState{}.err()
-}
-
-func (noState) Hash(ctx context.Context, req *plugin.HashRequest, resp *plugin.HashResponse) error {
-	return noState{}.err()
-}
-
-func (noState) Diff(ctx context.Context, req *plugin.DiffRequest, resp *plugin.DiffResponse) error {
-	return noState{}.err()
-}
-
-func (noState) err() error {
-	return &plugin.HostError{Service: "state", Kind: "unavailable", Message: "the State service is not offered to harnesses"}
-}
-
-// fakeHost is one episode's host services.
+// fakeHost is one episode's fake host services: the scripted model, the
+// environment and a user who opens and is done at the second Next.
 type fakeHost struct {
-	model *fakeModel
-	env   *fakeEnv
-	user  *fakeUser
+	model *scriptedModel
+	env   *plugintest.FakeEnv
+	user  *plugintest.FakeUser
 }
 
-func (h *fakeHost) Model() plugin.Model { return h.model }
-func (h *fakeHost) Env() plugin.Env     { return h.env }
-func (h *fakeHost) User() plugin.User   { return h.user }
-func (h *fakeHost) State() plugin.State { return noState{} }
+// services is the plugin.Host of the episode (no State: harnesses never
+// get one).
+func (h *fakeHost) services() plugin.HostSet { return plugintest.Host(h.model.fake, h.env, h.user) }

@@ -27,6 +27,7 @@ type testHarness struct {
 	noResume         bool // does not declare the resume capability
 	ignoreHistory    bool // declares resume but ignores the history
 	historyIDs       bool // numbers calls from 0 in a resumed run (reusing history ids)
+	ignoreOpenDone   bool // runs the episode though the user is done at the opening
 }
 
 func (h *testHarness) Describe(ctx context.Context, req *plugin.DescribeRequest, resp *plugin.DescribeResponse) error {
@@ -161,6 +162,11 @@ func (h *testHarness) RunEpisode(ctx context.Context, host plugin.Host, req *plu
 		sys += "\n" + t.Name + ": " + t.Description
 	}
 	system := &plugin.Message{Role: plugin.RoleSystem, Content: sys}
+	if open.Done && !h.ignoreOpenDone {
+		tr.Messages = append([]*plugin.Message{system}, history...)
+		tr.Termination = plugin.TerminationDone
+		return nil
+	}
 	user := &plugin.Message{Role: plugin.RoleUser, Content: open.Content}
 	prompt := append(append([]*plugin.Message{system}, h.render(history)...), user)
 	tr.Messages = append(append([]*plugin.Message{system}, history...), user)

@@ -6,8 +6,10 @@
 // retail domain of tau2-bench (github.com/sierra-research/tau2-bench, MIT
 // licence). The data lives in examples/data/tau2-retail (db.json: 50
 // products, 500 users, 1,000 orders) with its LICENSE and README. The schema
-// and all code here are weft's own. The retail tool module (Wasm, later
-// work) uses the same schema.
+// and all code here are weft's own. The retail tool module (Wasm) uses the
+// same schema, and both read it with one reader, package
+// examples/modules/retail/records: Export and the Export* functions return
+// (and encode) its types.
 //
 // # Use
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/examples/modules/retail/records"
 	"github.com/weft-dev/weft/examples/modules/retail/retaildb"
 )
 
@@ -218,8 +219,8 @@ func TestExportRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantVar := retaildb.Variant{ItemID: "9612497925", Available: true, Price: 50.88, Options: retaildb.Options{
-		{"color", "blue"}, {"size", "M"}, {"material", "cotton"}, {"style", "crew neck"}}}
+	wantVar := &records.Variant{ItemID: "9612497925", Available: true, Price: 50.88, Options: records.Options{
+		{Name: "color", Value: "blue"}, {Name: "size", Value: "M"}, {Name: "material", Value: "cotton"}, {Name: "style", Value: "crew neck"}}}
 	if p.Name != "T-Shirt" || len(p.Variants) == 0 {
 		t.Fatalf("product 9523456873 = %+v", p)
 	}
@@ -619,7 +620,7 @@ func TestFloatFormat(t *testing.T) {
 		1e16: "1e+16", 9999999999999998.0: "9999999999999998.0", 123456789012345678.0: "1.2345678901234568e+17",
 		-0.6: "-0.6", 0: "0.0", 71.96000000000001: "71.96000000000001", 2736.4: "2736.4", 1.5e-7: "1.5e-07", 1e22: "1e+22",
 	} {
-		b, err := json.Marshal(retaildb.Payment{TransactionType: "payment", Amount: x, PaymentMethodID: "p"})
+		b, err := json.Marshal(records.Payment{TransactionType: "payment", Amount: x, PaymentMethodID: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,160 +1,27 @@
-package harnesstest
+package plugintest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/weft-dev/weft/sdk/plugin"
 	"golang.org/x/tools/txtar"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/weft-dev/weft/sdk/plugin"
 )
 
-// Host is a plugin.Host of fakes; State is never offered to harnesses.
-type Host struct {
-	M plugin.Model
-	E plugin.Env
-	U plugin.User
-}
-
-func (h *Host) Model() plugin.Model { return h.M }
-func (h *Host) Env() plugin.Env     { return h.E }
-func (h *Host) User() plugin.User   { return h.U }
-func (h *Host) State() plugin.State { return nil }
-
-// Model answers Generate with Replies in order (a reply is the assistant
-// content, or a full *plugin.Message, or an error to return); past the
-// end it returns a HostError "exhausted". It records every request.
-type Model struct {
-	mu       sync.Mutex
-	Replies  []any
-	Requests []*plugin.GenerateRequest
-	// Block makes Generate wait for its context to end and return its
-	// error (for deadline tests).
-	Block bool
-}
-
-func (m *Model) Generate(ctx context.Context, req *plugin.GenerateRequest, resp *plugin.GenerateResponse) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.Requests = append(m.Requests, proto.Clone(req).(*plugin.GenerateRequest))
-	if m.Block {
-		<-ctx.Done()
-		return &plugin.HostError{Service: "model", Kind: "deadline", Message: ctx.Err().Error()}
-	}
-	i := len(m.Requests) - 1
-	if i >= len(m.Replies) {
-		return &plugin.HostError{Service: "model", Kind: "exhausted", Message: "no more scripted replies"}
-	}
-	switch r := m.Replies[i].(type) {
-	case string:
-		resp.Message = &plugin.Message{Role: plugin.RoleAssistant, Content: r}
-	case *plugin.Message:
-		resp.Message = proto.Clone(r).(*plugin.Message)
-	case error:
-		return r
-	default:
-		panic(fmt.Sprintf("harnesstest: reply of type %T", r))
-	}
-	resp.FinishReason = "stop"
-	return nil
-}
-
-// Env offers two tools, get_order (read-only) and cancel_order, and
-// records the calls that reach it. get_order answers with the order JSON,
-// cancel_order with "cancelled <id>"; an unknown tool or arguments that
-// are not a JSON object give an is_error result, like a real session.
-// Err is returned by ListTools when FailList is set, and by the call
-// numbered FailCall (1-based) when FailCall > 0.
-type Env struct {
-	mu       sync.Mutex
-	Calls    []*plugin.CallToolRequest
-	FailCall int
-	FailList bool
-	Err      error
-}
-
-// Tools are the Env's tools.
-func Tools() []*plugin.Tool {
-	return []*plugin.Tool{
-		{Name: "get_order", Description: "Looks up an order by id.", ReadOnly: true,
-			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)},
-		{Name: "cancel_order", Description: "Cancels a pending order.",
-			InputSchema: plugin.MustJSONValue(`{"type":"object","properties":{"order_id":{"type":"string"},"reason":{"type":"string"}},"required":["order_id"]}`)},
-	}
-}
-
-func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp *plugin.ListToolsResponse) error {
-	if e.FailList {
-		return e.Err
-	}
-	resp.Tools = Tools()
-	return nil
-}
-
-func (e *Env) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *plugin.CallToolResponse) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.Calls = append(e.Calls, proto.Clone(req).(*plugin.CallToolRequest))
-	if e.FailCall == len(e.Calls) {
-		return e.Err
-	}
-	resp.LedgerIndex = uint64(len(e.Calls) - 1)
-	var args map[string]any
-	if err := json.Unmarshal([]byte(req.Arguments), &args); err != nil {
-		resp.Content, resp.IsError = "arguments: "+err.Error(), true
-		return nil
-	}
-	switch req.Name {
-	case "get_order":
-		resp.Content = fmt.Sprintf(`{"order_id":%q,"status":"pending"}`, args["order_id"])
-	case "cancel_order":
-		resp.Content = fmt.Sprintf("cancelled %v", args["order_id"])
-	default:
-		resp.Content, resp.IsError = "unknown tool "+req.Name, true
-	}
-	return nil
-}
-
-// User opens with Opening ("" = done at once), answers the messages to
-// it with Replies in order, then is done. It records every request.
-type User struct {
-	mu       sync.Mutex
-	Opening  string
-	Replies  []string // replies before done
-	Requests []*plugin.UserRequest
-	Err      error // returned from the call numbered FailAt (1-based)
-	FailAt   int
-}
-
-func (u *User) Next(ctx context.Context, req *plugin.UserRequest, resp *plugin.UserResponse) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.Requests = append(u.Requests, proto.Clone(req).(*plugin.UserRequest))
-	n := len(u.Requests)
-	if n == u.FailAt {
-		return u.Err
-	}
-	switch {
-	case n == 1 && u.Opening == "":
-		resp.Done = true
-	case n == 1:
-		resp.Content = u.Opening
-	case n-2 < len(u.Replies):
-		resp.Content = u.Replies[n-2]
-	default:
-		resp.Done = true
-	}
-	return nil
+// DiffMessages compares two message lists ("" = equal; else a go-cmp
+// diff of their JSON, -want +got).
+func DiffMessages(want, got []*plugin.Message) string {
+	return Diff(&plugin.Trajectory{Messages: want}, &plugin.Trajectory{Messages: got})
 }
 
 // Strip zeroes the durations of resp's turns (wall-clock values).
@@ -219,7 +86,7 @@ func RenderPrompt(msgs []*plugin.Message) string {
 // prompt, raw response and parsed calls (and format error), then the
 // canonical messages as JSON and the termination.
 func Transcript(resp *plugin.RunEpisodeResponse) *txtar.Archive {
-	a := &txtar.Archive{Comment: []byte("Golden episode transcript; refresh with go test ./plugins/harness/... -update\n")}
+	a := &txtar.Archive{Comment: []byte("Golden episode transcript; refresh with go test -update\n")}
 	add := func(name, data string) {
 		if data != "" && !strings.HasSuffix(data, "\n") {
 			data += "\n"
@@ -253,7 +120,8 @@ func Transcript(resp *plugin.RunEpisodeResponse) *txtar.Archive {
 }
 
 // Golden compares a against the archive at path, or writes it when update
-// is set.
+// is set (a test's -update flag); a difference fails t with a go-cmp diff
+// (-want +got).
 func Golden(t *testing.T, path string, a *txtar.Archive, update bool) {
 	t.Helper()
 	got := txtar.Format(a)
@@ -265,7 +133,7 @@ func Golden(t *testing.T, path string, a *txtar.Archive, update bool) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./plugins/harness/... -update to create it)", err)
+		t.Fatalf("%v (run go test with -update to create it)", err)
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s differs (-want +got; refresh with -update if intended):\n%s", path, diff)
@@ -278,10 +146,12 @@ func Diff(want, got proto.Message) string {
 	return cmp.Diff(JSON(want), JSON(got))
 }
 
-// CheckSchema checks a settings JSON Schema: it compiles, forbids
-// additional properties, names exactly the json fields of the settings
-// struct zero, and accepts defaults (the default settings marshalled).
-func CheckSchema(t *testing.T, schema string, zero, defaults any) {
+// CheckSettingsSchema checks a harness's settings JSON Schema (the text of
+// DescribeResponse.settings_schema) against the Go settings struct it
+// describes: the schema compiles (JSON Schema 2020-12), forbids additional
+// properties, names exactly the json fields of the struct value zero, and
+// accepts defaults (the default settings, marshalled to JSON).
+func CheckSettingsSchema(t *testing.T, schema string, zero, defaults any) {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
 	if err != nil {
@@ -331,4 +201,26 @@ func CheckSchema(t *testing.T, schema string, zero, defaults any) {
 	if err := sch.Validate(inst); err != nil {
 		t.Errorf("defaults %s do not validate: %v", b, err)
 	}
+}
+
+// CheckDescribe calls h.Describe and checks its name, version, format and
+// capabilities against want exactly (want's settings_schema is not
+// compared); with settings non-nil it then checks the settings_schema
+// against that Go settings struct and its defaults (CheckSettingsSchema).
+// It returns the response.
+func CheckDescribe(t *testing.T, h plugin.Harness, want *plugin.DescribeResponse, settings, defaults any) *plugin.DescribeResponse {
+	t.Helper()
+	d := new(plugin.DescribeResponse)
+	if err := h.Describe(t.Context(), &plugin.DescribeRequest{}, d); err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	got := &plugin.DescribeResponse{Name: d.Name, Version: d.Version, Format: d.Format, Capabilities: d.Capabilities}
+	exp := &plugin.DescribeResponse{Name: want.Name, Version: want.Version, Format: want.Format, Capabilities: want.Capabilities}
+	if diff := Diff(exp, got); diff != "" {
+		t.Errorf("Describe (-want +got):\n%s", diff)
+	}
+	if settings != nil {
+		CheckSettingsSchema(t, plugin.SettingsJSON(d.SettingsSchema), settings, defaults)
+	}
+	return d
 }

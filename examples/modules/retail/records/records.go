@@ -1,0 +1,913 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// The records below are the retail domain's JSON shapes: what the tools
+// return and what the export hook writes. They mirror tau2-bench's data
+// model (field names and nesting); ordered maps (payment methods, variants,
+// options) keep their element order, which the schema stores in pos
+// columns.
+
+// Address is a user's default address or an order's shipping address.
+type Address struct {
+	Address1 string `json:"address1"`
+	Address2 string `json:"address2"`
+	City     string `json:"city"`
+	Country  string `json:"country"`
+	State    string `json:"state"`
+	Zip      string `json:"zip"`
+}
+
+// UserName is a user's first and last name.
+type UserName struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+}
+
+// PaymentMethod is one of a user's payment methods. Credit cards carry brand
+// and last four digits, gift cards a balance; paypal has neither.
+type PaymentMethod struct {
+	Source   string
+	ID       string
+	Brand    *string
+	LastFour *string
+	Balance  *float64
+}
+
+func (m *PaymentMethod) IsGiftCard() bool { return m.Source == "gift_card" }
+
+type User struct {
+	UserID         string
+	Name           UserName
+	Address        Address
+	Email          string
+	PaymentMethods []*PaymentMethod // JSON: object keyed by id
+	Orders         []string
+}
+
+// Method returns the user's payment method with the id, or nil.
+func (u *User) Method(id string) *PaymentMethod {
+	for _, m := range u.PaymentMethods {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// Option is one name/value pair of an options object.
+type Option struct {
+	Name, Value string
+}
+
+// Options is a string-to-string JSON object kept in its key order.
+type Options []Option
+
+type Variant struct {
+	ItemID    string
+	Options   Options
+	Available bool
+	Price     float64
+}
+
+type Product struct {
+	Name      string
+	ProductID string
+	Variants  []*Variant // JSON: object keyed by item id
+}
+
+type OrderItem struct {
+	Name      string
+	ProductID string
+	ItemID    string
+	Price     float64
+	Options   Options
+}
+
+type Fulfillment struct {
+	TrackingID []string
+	ItemIDs    []string
+}
+
+type Payment struct {
+	TransactionType string
+	Amount          float64
+	PaymentMethodID string
+}
+
+// Order is an order with tau2's seven optional fields (nil when unset).
+type Order struct {
+	OrderID                 string
+	UserID                  string
+	Address                 Address
+	Items                   []*OrderItem
+	Status                  string
+	Fulfillments            []Fulfillment
+	PaymentHistory          []Payment
+	CancelReason            *string
+	ExchangeItems           []string
+	ExchangeNewItems        []string
+	ExchangePaymentMethodID *string
+	ExchangePriceDifference *float64
+	ReturnItems             []string
+	ReturnPaymentMethodID   *string
+
+	// fileShape omits unset optional keys (db.json's form) instead of
+	// writing them as null (the record form tools return).
+	FileShape bool
+}
+
+// --- JSON -------------------------------------------------------------------
+
+// obj writes a JSON object member by member, in call order.
+type obj struct {
+	buf bytes.Buffer
+	err error
+	n   int
+}
+
+func (o *obj) add(key string, v any) {
+	if o.err != nil {
+		return
+	}
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	o.n++
+	k, _ := json.Marshal(key)
+	o.buf.Write(k)
+	o.buf.WriteByte(':')
+	// The module's own records (and objects built here) are written
+	// directly: json.Marshal would produce the same bytes (they are compact
+	// and every string in them went through json.Marshal already) but
+	// re-scans them byte by byte, once per nesting level.
+	var b []byte
+	var err error
+	switch x := v.(type) {
+	case json.RawMessage:
+		b = x
+	case *Order:
+		b, err = marshalRecord(x, x == nil)
+	case *PaymentMethod:
+		b, err = marshalRecord(x, x == nil)
+	case *Variant:
+		b, err = marshalRecord(x, x == nil)
+	case Options:
+		b, err = x.MarshalJSON()
+	case pyFloat:
+		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+			b, err = json.Marshal(v)
+		} else {
+			b, err = x.MarshalJSON()
+		}
+	case []*OrderItem:
+		b, err = marshalList(x)
+	case []Fulfillment:
+		b, err = marshalList(x)
+	case []Payment:
+		b, err = marshalList(x)
+	default:
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		b, err = json.Marshal(v) // its error, wrapped as encoding/json wraps it
+	}
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.buf.Write(b)
+}
+
+// marshalRecord is json.Marshal of a record pointer, without the re-scan.
+func marshalRecord[T json.Marshaler](p T, isNil bool) ([]byte, error) {
+	if isNil {
+		return []byte("null"), nil
+	}
+	return p.MarshalJSON()
+}
+
+// marshalList is json.Marshal of a slice of records, without the re-scan.
+func marshalList[T json.Marshaler](s []T) ([]byte, error) {
+	if s == nil {
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, x := range s {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if any(x) == nil || reflect.ValueOf(x).Kind() == reflect.Pointer && reflect.ValueOf(x).IsNil() {
+			buf.WriteString("null")
+			continue
+		}
+		b, err := x.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+func (o *obj) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.n == 0 {
+		return []byte("{}"), nil
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), nil
+}
+
+func (m *PaymentMethod) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("source", m.Source)
+	o.add("id", m.ID)
+	if m.Brand != nil {
+		o.add("brand", *m.Brand)
+	}
+	if m.LastFour != nil {
+		o.add("last_four", *m.LastFour)
+	}
+	if m.Balance != nil {
+		o.add("balance", pyFloat(*m.Balance))
+	}
+	return o.bytes()
+}
+
+func (u *User) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("user_id", u.UserID)
+	o.add("name", u.Name)
+	o.add("address", u.Address)
+	o.add("email", u.Email)
+	var pm obj
+	for _, m := range u.PaymentMethods {
+		pm.add(m.ID, m)
+	}
+	b, err := pm.bytes()
+	if err != nil {
+		return nil, err
+	}
+	o.add("payment_methods", json.RawMessage(b))
+	o.add("orders", nonNil(u.Orders))
+	return o.bytes()
+}
+
+func (op Options) MarshalJSON() ([]byte, error) {
+	var o obj
+	for _, x := range op {
+		o.add(x.Name, x.Value)
+	}
+	return o.bytes()
+}
+
+func (v *Variant) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("item_id", v.ItemID)
+	o.add("options", v.Options)
+	o.add("available", v.Available)
+	o.add("price", pyFloat(v.Price))
+	return o.bytes()
+}
+
+func (p *Product) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("name", p.Name)
+	o.add("product_id", p.ProductID)
+	var vs obj
+	for _, v := range p.Variants {
+		vs.add(v.ItemID, v)
+	}
+	b, err := vs.bytes()
+	if err != nil {
+		return nil, err
+	}
+	o.add("variants", json.RawMessage(b))
+	return o.bytes()
+}
+
+func (it *OrderItem) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("name", it.Name)
+	o.add("product_id", it.ProductID)
+	o.add("item_id", it.ItemID)
+	o.add("price", pyFloat(it.Price))
+	o.add("options", it.Options)
+	return o.bytes()
+}
+
+func (f Fulfillment) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("tracking_id", nonNil(f.TrackingID))
+	o.add("item_ids", nonNil(f.ItemIDs))
+	return o.bytes()
+}
+
+func (p Payment) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("transaction_type", p.TransactionType)
+	o.add("amount", pyFloat(p.Amount))
+	o.add("payment_method_id", p.PaymentMethodID)
+	return o.bytes()
+}
+
+func (ord *Order) MarshalJSON() ([]byte, error) {
+	var o obj
+	o.add("order_id", ord.OrderID)
+	o.add("user_id", ord.UserID)
+	o.add("address", ord.Address)
+	o.add("items", nonNil(ord.Items))
+	o.add("status", ord.Status)
+	o.add("fulfillments", nonNil(ord.Fulfillments))
+	o.add("payment_history", nonNil(ord.PaymentHistory))
+	opt := func(key string, set bool, v any) {
+		if set {
+			o.add(key, v)
+		} else if !ord.FileShape {
+			o.add(key, nil)
+		}
+	}
+	opt("cancel_reason", ord.CancelReason != nil, ord.CancelReason)
+	opt("exchange_items", ord.ExchangeItems != nil, ord.ExchangeItems)
+	opt("exchange_new_items", ord.ExchangeNewItems != nil, ord.ExchangeNewItems)
+	opt("exchange_payment_method_id", ord.ExchangePaymentMethodID != nil, ord.ExchangePaymentMethodID)
+	var diff any
+	if ord.ExchangePriceDifference != nil {
+		diff = pyFloat(*ord.ExchangePriceDifference)
+	}
+	opt("exchange_price_difference", ord.ExchangePriceDifference != nil, diff)
+	opt("return_items", ord.ReturnItems != nil, ord.ReturnItems)
+	opt("return_payment_method_id", ord.ReturnPaymentMethodID != nil, ord.ReturnPaymentMethodID)
+	return o.bytes()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// pyFloat is a float64 written the way Python's repr (and so tau2's JSON)
+// writes it: 198.0 rather than 198, exponent form only outside
+// 1e-4 <= |x| < 1e16. Numerically the same value either way.
+type pyFloat float64
+
+func (f pyFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil, fmt.Errorf("retail: %v is not a JSON number", x)
+	}
+	return []byte(PyRepr(x)), nil
+}
+
+// PyRepr formats a finite float like Python's repr.
+func PyRepr(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	case math.IsNaN(x):
+		return "nan"
+	}
+	e := strconv.FormatFloat(x, 'e', -1, 64) // shortest round-trip digits
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if x != 0 && (exp < -4 || exp >= 16) {
+		return e // Go's e+NN / e-NN matches Python's
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.ContainsRune(s, '.') {
+		s += ".0"
+	}
+	return s
+}
+
+// PyRound2 is Python's round(x, 2) on a float: the value correctly rounded
+// to two decimals (ties to even on the exact binary value), as a float.
+func PyRound2(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 2, 64), 64)
+	if err != nil {
+		return x
+	}
+	return r
+}
+
+// Cells reads one result row left to right, keeping the first error.
+type Cells struct {
+	r   []any
+	i   int
+	err error
+}
+
+func (c *Cells) next() any {
+	if c.i >= len(c.r) {
+		c.fail(fmt.Errorf("row has only %d columns", len(c.r)))
+		return nil
+	}
+	v := c.r[c.i]
+	c.i++
+	return v
+}
+
+func (c *Cells) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *Cells) Str() string {
+	switch x := c.next().(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		c.fail(fmt.Errorf("column %d: unexpected NULL", c.i-1))
+	default:
+		c.fail(fmt.Errorf("column %d: want a string, got %T", c.i-1, x))
+	}
+	return ""
+}
+
+func (c *Cells) NullStr() *string {
+	if c.i < len(c.r) && c.r[c.i] == nil {
+		c.i++
+		return nil
+	}
+	s := c.Str()
+	return &s
+}
+
+func (c *Cells) Float() float64 {
+	v := c.next()
+	switch x := v.(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			c.fail(err)
+		}
+		return f
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			c.fail(err)
+		}
+		return f
+	case []byte:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			c.fail(err)
+		}
+		return f
+	}
+	c.fail(fmt.Errorf("column %d: want a number, got %T", c.i-1, v))
+	return 0
+}
+
+func (c *Cells) NullFloat() *float64 {
+	if c.i < len(c.r) && c.r[c.i] == nil {
+		c.i++
+		return nil
+	}
+	f := c.Float()
+	return &f
+}
+
+func (c *Cells) Int() int64 {
+	v := c.next()
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case int8: // the host engine's TINYINT
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case json.Number:
+		i, err := x.Int64()
+		if err != nil {
+			c.fail(err)
+		}
+		return i
+	case string:
+		i, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			c.fail(err)
+		}
+		return i
+	case []byte:
+		i, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			c.fail(err)
+		}
+		return i
+	}
+	c.fail(fmt.Errorf("column %d: want an integer, got %T", c.i-1, v))
+	return 0
+}
+
+func (c *Cells) Bool() bool {
+	if c.i < len(c.r) {
+		if b, ok := c.r[c.i].(bool); ok {
+			c.i++
+			return b
+		}
+	}
+	return c.Int() != 0
+}
+
+// jsonValue is implemented by the host engine's JSON column values.
+type jsonValue interface{ ToInterface() (any, error) }
+
+// StrList reads a nullable JSON array of strings (a JSON column: its text
+// in the guest, the engine's JSON value on the host).
+func (c *Cells) StrList() []string {
+	v := c.next()
+	if j, ok := v.(jsonValue); ok { // the host engine's JSON column value
+		var err error
+		if v, err = j.ToInterface(); err != nil {
+			c.fail(fmt.Errorf("column %d: %w", c.i-1, err))
+			return nil
+		}
+	}
+	var raw []byte
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		raw = []byte(x)
+	case []byte:
+		raw = x
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				c.fail(fmt.Errorf("column %d: element %d is %T, not a string", c.i-1, i, e))
+			}
+			out[i] = s
+		}
+		return out
+	default:
+		c.fail(fmt.Errorf("column %d: want a JSON array, got %T", c.i-1, v))
+		return nil
+	}
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		c.fail(fmt.Errorf("column %d: %w", c.i-1, err))
+		return nil
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func (c *Cells) Check(table string) error {
+	if c.err != nil {
+		return fmt.Errorf("retail: %s: %w", table, c.err)
+	}
+	return nil
+}
+
+// --- readers ----------------------------------------------------------------
+
+// Query runs a row-returning SQL statement with ? parameters and returns
+// every row, each column as the driver's own value (string or []byte,
+// int64, float64, bool, nil). The module's database handle (in the guest)
+// and a core/state workspace (on the host) both provide one.
+type Query func(ctx context.Context, stmt string, args ...any) ([][]any, error)
+
+// Filter is an optional "WHERE col = ?" on one id (ID); All: no filter.
+type Filter struct {
+	All bool
+	ID  string
+}
+
+func (f Filter) sql(stmt, col, orderBy string) (string, []any) {
+	if f.All {
+		return stmt + " ORDER BY " + orderBy, nil
+	}
+	return stmt + " WHERE " + col + " = ? ORDER BY " + orderBy, []any{f.ID}
+}
+
+func (f Filter) rows(ctx context.Context, q Query, stmt, col, orderBy string) ([][]any, error) {
+	s, args := f.sql(stmt, col, orderBy)
+	return q(ctx, s, args...)
+}
+
+// ReadUsers reads the users f selects (all, or the one with f.ID; none =
+// nil, nil) in pos order, with their payment methods and order ids.
+// Errors: q's, or a cell that does not decode ("retail: <table>: ...").
+func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
+	rows, err := f.rows(ctx, q, "SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos")
+	if err != nil {
+		return nil, err
+	}
+	var users []*User
+	at := map[string]*User{}
+	for _, r := range rows {
+		c := Cells{r: r}
+		u := &User{UserID: c.Str(), Name: UserName{c.Str(), c.Str()}, Address: Address{c.Str(), c.Str(), c.Str(), c.Str(), c.Str(), c.Str()}, Email: c.Str(), Orders: []string{}}
+		if err := c.Check("users"); err != nil {
+			return nil, err
+		}
+		if !f.All && u.UserID != f.ID {
+			continue // the collation matched more loosely than Python's ==
+		}
+		users = append(users, u)
+		at[u.UserID] = u
+	}
+	if len(users) == 0 {
+		return nil, nil
+	}
+	if rows, err = f.rows(ctx, q, "SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		uid := c.Str()
+		m := &PaymentMethod{ID: c.Str(), Source: c.Str(), Brand: c.NullStr(), LastFour: c.NullStr(), Balance: c.NullFloat()}
+		if err := c.Check("payment_methods"); err != nil {
+			return nil, err
+		}
+		if u := at[uid]; u != nil {
+			u.PaymentMethods = append(u.PaymentMethods, m)
+		}
+	}
+	if rows, err = f.rows(ctx, q, "SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		uid, oid := c.Str(), c.Str()
+		if err := c.Check("user_orders"); err != nil {
+			return nil, err
+		}
+		if u := at[uid]; u != nil {
+			u.Orders = append(u.Orders, oid)
+		}
+	}
+	return users, nil
+}
+
+// ReadOrders reads the orders f selects (all, or the one with f.ID; none
+// = nil, nil) in pos order, with their items and options, fulfillments
+// and payment history. Errors as ReadUsers.
+func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
+	rows, err := f.rows(ctx, q, "SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, "+
+		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders", "order_id", "pos")
+	if err != nil {
+		return nil, err
+	}
+	var orders []*Order
+	at := map[string]*Order{}
+	for _, r := range rows {
+		c := Cells{r: r}
+		o := &Order{OrderID: c.Str(), UserID: c.Str(), Address: Address{c.Str(), c.Str(), c.Str(), c.Str(), c.Str(), c.Str()}, Status: c.Str(),
+			CancelReason: c.NullStr(), ExchangeItems: c.StrList(), ExchangeNewItems: c.StrList(), ExchangePaymentMethodID: c.NullStr(),
+			ExchangePriceDifference: c.NullFloat(), ReturnItems: c.StrList(), ReturnPaymentMethodID: c.NullStr()}
+		if err := c.Check("orders"); err != nil {
+			return nil, err
+		}
+		if !f.All && o.OrderID != f.ID {
+			continue
+		}
+		orders = append(orders, o)
+		at[o.OrderID] = o
+	}
+	if len(orders) == 0 {
+		return nil, nil
+	}
+
+	type sub struct {
+		Order string
+		pos   int64
+	}
+	items := map[sub]*OrderItem{}
+	if rows, err = f.rows(ctx, q, "SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		oid, pos := c.Str(), c.Int()
+		it := &OrderItem{ItemID: c.Str(), ProductID: c.Str(), Name: c.Str(), Price: c.Float(), Options: Options{}}
+		if err := c.Check("order_items"); err != nil {
+			return nil, err
+		}
+		if o := at[oid]; o != nil {
+			o.Items = append(o.Items, it)
+			items[sub{oid, pos}] = it
+		}
+	}
+	if rows, err = f.rows(ctx, q, "SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		oid, ipos := c.Str(), c.Int()
+		op := Option{c.Str(), c.Str()}
+		if err := c.Check("order_item_options"); err != nil {
+			return nil, err
+		}
+		if it := items[sub{oid, ipos}]; it != nil {
+			it.Options = append(it.Options, op)
+		}
+	}
+
+	// Fulfillment positions, in order; pointers into the slices are taken
+	// only once they stop growing.
+	if rows, err = f.rows(ctx, q, "SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"); err != nil {
+		return nil, err
+	}
+	var fulPos []sub
+	for _, r := range rows {
+		c := Cells{r: r}
+		oid, pos := c.Str(), c.Int()
+		if err := c.Check("fulfillments"); err != nil {
+			return nil, err
+		}
+		if o := at[oid]; o != nil {
+			o.Fulfillments = append(o.Fulfillments, Fulfillment{TrackingID: []string{}, ItemIDs: []string{}})
+			fulPos = append(fulPos, sub{oid, pos})
+		}
+	}
+	rank := map[sub]*Fulfillment{}
+	n := map[string]int{}
+	for _, k := range fulPos {
+		rank[k] = &at[k.Order].Fulfillments[n[k.Order]]
+		n[k.Order]++
+	}
+	for _, t := range []struct {
+		stmt string
+		list func(*Fulfillment) *[]string
+	}{
+		{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", func(f *Fulfillment) *[]string { return &f.TrackingID }},
+		{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", func(f *Fulfillment) *[]string { return &f.ItemIDs }},
+	} {
+		if rows, err = f.rows(ctx, q, t.stmt, "order_id", "order_id, fulfillment_pos, pos"); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			c := Cells{r: r}
+			oid, fpos, val := c.Str(), c.Int(), c.Str()
+			if err := c.Check("fulfillments"); err != nil {
+				return nil, err
+			}
+			if fl := rank[sub{oid, fpos}]; fl != nil {
+				l := t.list(fl)
+				*l = append(*l, val)
+			}
+		}
+	}
+
+	if rows, err = f.rows(ctx, q, "SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		oid := c.Str()
+		p := Payment{TransactionType: c.Str(), Amount: c.Float(), PaymentMethodID: c.Str()}
+		if err := c.Check("payments"); err != nil {
+			return nil, err
+		}
+		if o := at[oid]; o != nil {
+			o.PaymentHistory = append(o.PaymentHistory, p)
+		}
+	}
+	return orders, nil
+}
+
+// ReadProducts reads the products f selects (all, or the one with f.ID;
+// none = nil, nil) in pos order, with their variants and options. Errors
+// as ReadUsers.
+func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
+	rows, err := f.rows(ctx, q, "SELECT product_id, name FROM products", "product_id", "pos")
+	if err != nil {
+		return nil, err
+	}
+	var products []*Product
+	at := map[string]*Product{}
+	for _, r := range rows {
+		c := Cells{r: r}
+		p := &Product{ProductID: c.Str(), Name: c.Str()}
+		if err := c.Check("products"); err != nil {
+			return nil, err
+		}
+		if !f.All && p.ProductID != f.ID {
+			continue
+		}
+		products = append(products, p)
+		at[p.ProductID] = p
+	}
+	if len(products) == 0 {
+		return nil, nil
+	}
+	type key struct{ Product, item string }
+	vars := map[key]*Variant{}
+	if rows, err = f.rows(ctx, q, "SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		pid := c.Str()
+		v := &Variant{ItemID: c.Str(), Available: c.Bool(), Price: c.Float(), Options: Options{}}
+		if err := c.Check("variants"); err != nil {
+			return nil, err
+		}
+		if p := at[pid]; p != nil {
+			p.Variants = append(p.Variants, v)
+			vars[key{pid, v.ItemID}] = v
+		}
+	}
+	if rows, err = f.rows(ctx, q, "SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		c := Cells{r: r}
+		pid, iid := c.Str(), c.Str()
+		op := Option{c.Str(), c.Str()}
+		if err := c.Check("variant_options"); err != nil {
+			return nil, err
+		}
+		if v := vars[key{pid, iid}]; v != nil {
+			v.Options = append(v.Options, op)
+		}
+	}
+	return products, nil
+}
+
+// DBFile is the whole database in db.json's shape: products, users and
+// orders, each an object keyed by id in position order; orders omit their
+// unset optional keys, as the file does.
+type DBFile struct {
+	Products []*Product
+	Users    []*User
+	Orders   []*Order
+}
+
+func (d *DBFile) MarshalJSON() ([]byte, error) {
+	var o obj
+	var ps, us, os obj
+	for _, p := range d.Products {
+		ps.add(p.ProductID, p)
+	}
+	for _, u := range d.Users {
+		us.add(u.UserID, u)
+	}
+	for _, x := range d.Orders {
+		x.FileShape = true
+		os.add(x.OrderID, x)
+	}
+	for _, m := range []struct {
+		key string
+		o   *obj
+	}{{"products", &ps}, {"users", &us}, {"orders", &os}} {
+		b, err := m.o.bytes()
+		if err != nil {
+			return nil, err
+		}
+		o.add(m.key, json.RawMessage(b))
+	}
+	return o.bytes()
+}
+
+// NewCells reads row (one result row of a Query) left to right.
+func NewCells(row []any) *Cells { return &Cells{r: row} }
