@@ -26,7 +26,7 @@ STATICCHECK         := $(TOOLBIN)/staticcheck
 all: build
 
 help:
-	@echo "make build   build bin/weft with version/commit stamps"
+	@echo "make build   build bin/weft with version/commit stamps, and the interpreter module (weft-interp) into the registry"
 	@echo "make test    go test $(TEST_FLAGS) ./..."
 	@echo "make load-test  the full-size MegaMCP load test (2,000 idle + 1,000 slow connections, 100 calling sessions)"
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
@@ -39,8 +39,12 @@ help:
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
+# bin/weft, then the shared interpreter of synthesized servers
+# (modules/interp) into the registry ($$WEFT_REGISTRY or the user cache
+# dir): server bundles and spec directories run on it (weft-interp:latest).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+	$(BIN) module build ./modules/interp --out bin/weft-interp.bundle > /dev/null
 
 # Volume tests (hundreds of episodes: every tau2-retail task per harness and
 # view, the attribution accuracy run) skip under -race and run here without
@@ -74,6 +78,7 @@ retail-seed:
 	$(GO) run ./examples/modules/retail/retaildb/cmd/retail-seed -db examples/data/tau2-retail/db.json -o $(RETAIL_SEED)
 
 module-test: build
+	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	$(MODULE_ENV) $(BIN) module build ./examples/modules/retail $(MODULE_FLAGS) \
 		--schema examples/modules/retail/retaildb/schema.sql --seed $(RETAIL_SEED)
 	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/tasks-train.json

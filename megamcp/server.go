@@ -248,7 +248,10 @@ func (s *Server) loadModule(ctx context.Context, ref string) (*loadedModule, err
 	if err != nil {
 		return nil, moduleLookupError(ref, err)
 	}
-	mod, err := s.cfg.Runtime.Compile(ctx, b.Wasm)
+	// A module bundle's wasm is compiled once per digest; a server bundle
+	// (a synthesized server) is loaded on its interpreter module, which the
+	// registry must hold (module.ErrNoInterpreter: run make build).
+	mod, err := s.cfg.Runtime.Load(ctx, s.cfg.Registry, b)
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", ref, err)
 	}

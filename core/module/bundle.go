@@ -24,6 +24,10 @@ const (
 	BundleWasm     = "module.wasm"
 	BundleSchema   = "schema.sql"
 	BundleSeed     = "seed.json"
+	// BundleServer is the spec of a synthesized server (sdk/spec, its
+	// program inline; schema and seed in schema.sql and seed.json): a
+	// server bundle holds it instead of module.wasm.
+	BundleServer = "server.json"
 )
 
 // ErrInvalidBundle: a bundle is not a well-formed tar of the files
@@ -31,10 +35,13 @@ const (
 var ErrInvalidBundle = errors.New("invalid module bundle")
 
 // Bundle is a tool module as published: its manifest, wasm, the DDL of the
-// tables it owns and optional seed rows. Its identity is Digest.
+// tables it owns and optional seed rows. Its identity is Digest. A server
+// bundle (a synthesized server, ServerBundle) holds Server instead of Wasm,
+// and its manifest names the interpreter module that runs it.
 type Bundle struct {
 	Manifest Manifest
-	Wasm     []byte
+	Wasm     []byte // nil in a server bundle
+	Server   []byte // server.json of a server bundle, else nil
 	Schema   string // DDL (MySQL dialect) of the tables in Manifest.Tables.Owns
 	Seed     []byte // optional: a weft.state/v1 export, or rows in state.LoadJSON's layout
 }
@@ -60,7 +67,15 @@ func (b *Bundle) Tar() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{BundleManifest: man, BundleWasm: b.Wasm, BundleSchema: []byte(b.Schema)}
+	files := map[string][]byte{BundleManifest: man, BundleSchema: []byte(b.Schema)}
+	if b.IsServer() {
+		if len(b.Wasm) > 0 {
+			return nil, fmt.Errorf("%w: a server bundle holds no module.wasm", ErrInvalidBundle)
+		}
+		files[BundleServer] = b.Server
+	} else {
+		files[BundleWasm] = b.Wasm
+	}
 	if len(b.Seed) > 0 {
 		files[BundleSeed] = b.Seed
 	}
@@ -126,7 +141,7 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidBundle, err)
 		}
 		switch hdr.Name {
-		case BundleManifest, BundleWasm, BundleSchema, BundleSeed:
+		case BundleManifest, BundleWasm, BundleSchema, BundleSeed, BundleServer:
 		default:
 			return nil, fmt.Errorf("%w: unexpected file %q", ErrInvalidBundle, hdr.Name)
 		}
@@ -154,15 +169,31 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 		budget -= int64(len(data))
 		files[hdr.Name] = data
 	}
-	for _, need := range []string{BundleManifest, BundleWasm, BundleSchema} {
+	for _, need := range []string{BundleManifest, BundleSchema} {
 		if _, ok := files[need]; !ok {
 			return nil, fmt.Errorf("%w: missing %s", ErrInvalidBundle, need)
 		}
 	}
-	b := &Bundle{Wasm: files[BundleWasm], Schema: string(files[BundleSchema]), Seed: files[BundleSeed]}
+	wasm, hasWasm := files[BundleWasm]
+	srv, hasServer := files[BundleServer]
+	switch {
+	case hasWasm && hasServer:
+		return nil, fmt.Errorf("%w: holds both %s and %s (a module bundle has the wasm, a server bundle the spec)", ErrInvalidBundle, BundleWasm, BundleServer)
+	case !hasWasm && !hasServer:
+		return nil, fmt.Errorf("%w: missing %s (or %s for a synthesized server)", ErrInvalidBundle, BundleWasm, BundleServer)
+	case hasServer && srv == nil:
+		srv = []byte{}
+	}
+	b := &Bundle{Wasm: wasm, Server: srv, Schema: string(files[BundleSchema]), Seed: files[BundleSeed]}
 	dec := json.NewDecoder(bytes.NewReader(files[BundleManifest]))
 	if err := dec.Decode(&b.Manifest); err != nil {
 		return nil, fmt.Errorf("%w: manifest.json: %v", ErrInvalidBundle, err)
+	}
+	switch {
+	case b.IsServer() && b.Manifest.Interpreter == "":
+		return nil, fmt.Errorf("%w: server bundle: manifest.json names no interpreter", ErrInvalidBundle)
+	case !b.IsServer() && b.Manifest.Interpreter != "":
+		return nil, fmt.Errorf("%w: manifest.json names an interpreter but the bundle holds module.wasm, not server.json", ErrInvalidBundle)
 	}
 	return b, nil
 }
@@ -186,9 +217,16 @@ func (b *Bundle) SeedVersion(ctx context.Context, store *state.Store) (*state.Ve
 }
 
 // Check verifies that the bundle's parts agree: the schema loads (with the
-// seed) and creates exactly the tables the manifest owns. Tables the
+// seed) and creates exactly the tables the manifest owns; for a server
+// bundle also that server.json is a valid spec whose program compiles and
+// whose manifest is manifest.json (checkServer). Tables the
 // manifest only reads may come from another module of a lifecycle group.
 func (b *Bundle) Check(ctx context.Context) error {
+	if b.IsServer() {
+		if err := b.checkServer(); err != nil {
+			return err
+		}
+	}
 	s := state.NewStore()
 	defer s.Close()
 	schemaOnly, err := s.Load(ctx, b.Schema)

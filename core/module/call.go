@@ -181,7 +181,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if tool == ExportTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
-	env := newCallEnv(s, unit, m.policy, seq, timeout, opts)
+	env := newCallEnv(s, unit, m.policyFor(tool), seq, timeout, opts)
 	out, stopped, finish, err := m.run(ctx, env, tool, req)
 	if lerr := env.sb.Exceeded(); lerr != nil && !stopped {
 		// The call's SQL went over its budget: a typed failure of the
@@ -260,7 +260,7 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 	if inst == nil {
 		out, err = m.runNative(callCtx, env, req)
 	} else {
-		out, err = inst.invoke(callCtx, req)
+		out, err = m.invoke(callCtx, inst, req)
 	}
 	stopped = callCtx.Err() != nil
 	if err != nil {
@@ -350,7 +350,7 @@ func parseResponse(out []byte) (*Result, *CallError) {
 		return nil, malformed("%v (%s)", err, excerpt(out))
 	}
 	if ans.InternalError != nil {
-		return nil, &CallError{Kind: ErrTrap, Message: "internal error: " + *ans.InternalError}
+		return nil, &CallError{Kind: internalKind(out), Message: "internal error: " + *ans.InternalError}
 	}
 	if ans.Content == nil {
 		return nil, malformed("response has no content array (%s)", excerpt(out))

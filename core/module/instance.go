@@ -23,6 +23,9 @@ type instance struct {
 	// compiled with wazero's own check): non-zero makes the guest trap.
 	interrupt api.MutableGlobal
 	imu       sync.Mutex // orders the interrupt's set and reset
+	// programs holds the digests of the synthesized servers' programs this
+	// instance of the interpreter has been sent (server_module.go).
+	programs map[string]bool
 }
 
 // binding is what an instance's WASI clock, random source and stdio read:

@@ -385,6 +385,12 @@ type Module struct {
 	policy       sqlhost.Policy
 	native       Dispatch   // NewNative: the module's Go code, run without wasm
 	nativeMu     sync.Mutex // native calls run one at a time
+	// srv is set for a synthesized server (server_module.go): its program
+	// and the interpreter Module whose instances run its calls.
+	srv *serverLayer
+	// toolPolicy, when set, is the table policy of each tool (a
+	// synthesized server's reads/writes); other requests use policy.
+	toolPolicy map[string]sqlhost.Policy
 
 	mu      sync.Mutex
 	free    []*instance
@@ -402,6 +408,9 @@ func (m *Module) Digest() string { return m.digest }
 
 // Idle returns the number of warm instances in the pool.
 func (m *Module) Idle() int {
+	if m.srv != nil {
+		return m.srv.interp.Idle()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.free)
@@ -409,6 +418,9 @@ func (m *Module) Idle() int {
 
 // acquire takes a warm instance from the pool or instantiates a new one.
 func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	if m.srv != nil {
+		return m.srv.interp.acquire(ctx)
+	}
 	m.mu.Lock()
 	if m.drained {
 		m.mu.Unlock()
@@ -428,6 +440,10 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 // release returns a healthy instance to the pool (or closes it when the
 // pool is full).
 func (m *Module) release(ctx context.Context, inst *instance) {
+	if m.srv != nil {
+		m.srv.interp.release(ctx, inst)
+		return
+	}
 	inst.b.reset()
 	m.mu.Lock()
 	if !m.drained && len(m.free) < m.rt.cfg.MaxIdleInstances {

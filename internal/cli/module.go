@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/module/moduletest"
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // moduleFlags are shared by the module commands.
@@ -79,6 +80,9 @@ func (f *moduleFlags) load(ref string) (*module.Bundle, string, error) {
 			return nil, "", fmt.Errorf("bundle file %s: %w", ref, err)
 		}
 	}
+	if st, err := os.Stat(ref); err == nil && st.IsDir() && module.IsServerDir(ref) {
+		return f.specBundle(ref)
+	}
 	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
 		fh, err := os.Open(ref)
 		if err != nil {
@@ -108,7 +112,9 @@ func newModuleCmd(a *app) *cobra.Command {
 		Long: `Tool modules are MCP tool backends compiled to WebAssembly (docs/abi.md),
 bundled with the schema of the tables they own and their seed rows, and
 stored in a content-addressed registry. REF is a digest (sha256:<hex>), a
-name[:tag] in the registry (tag defaults to latest), or a bundle file path.`,
+name[:tag] in the registry (tag defaults to latest), a bundle file path, or
+a synthesized server's spec directory (holding server.json), run on the
+registry's interpreter module (weft-interp, stored by make build).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -129,9 +135,15 @@ func newModuleBuildCmd(a *app, f *moduleFlags) *cobra.Command {
 validate its manifest, bundle it with DIR/schema.sql and DIR/seed.json (or
 --schema, --seed) and store the bundle in the registry under its digest and
 as name:version and name:latest. The last line of stdout is the bundle's
-reference, sha256:<hex>.`,
+reference, sha256:<hex>.
+
+A DIR holding server.json is a synthesized server's spec (weft.server/v1,
+docs/synthesis.md): nothing is compiled; it is validated (its program
+too) and bundled as a server bundle on the registry's interpreter module
+(weft-interp:latest, which make build stores), then stored the same way.`,
 		Example: `  weft module build ./examples/modules/hello
-  weft module build ./examples/modules/c-notes --wasm examples/modules/c-notes/notes.wasm`,
+  weft module build ./examples/modules/c-notes --wasm examples/modules/c-notes/notes.wasm
+  weft module build ./examples/servers/tau2-airline`,
 		Args: exactArgs(1, "a module directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -141,6 +153,9 @@ reference, sha256:<hex>.`,
 			}
 			defer rt.Close(ctx)
 			opts.Log = a.env.Stderr
+			if module.IsServerDir(args[0]) {
+				return buildServer(a, f, args[0], outPath)
+			}
 			var b *module.Bundle
 			if wasmPath != "" {
 				wasm, err := os.ReadFile(wasmPath)
@@ -218,7 +233,11 @@ func newModuleInspectCmd(a *app, f *moduleFlags) *cobra.Command {
 				if m.Description != "" {
 					fmt.Fprintf(w, "%s\n", m.Description)
 				}
-				fmt.Fprintf(w, "wasm %d bytes, seed %d bytes, abi %s, export hook %v\n", len(b.Wasm), len(b.Seed), m.ABI, m.Export)
+				if b.IsServer() {
+					fmt.Fprintf(w, "synthesized server on interpreter %s, seed %d bytes, abi %s, export hook %v\n", m.Interpreter, len(b.Seed), m.ABI, m.Export)
+				} else {
+					fmt.Fprintf(w, "wasm %d bytes, seed %d bytes, abi %s, export hook %v\n", len(b.Wasm), len(b.Seed), m.ABI, m.Export)
+				}
 				fmt.Fprintf(w, "tables owned: %s\n", strings.Join(m.Tables.Owns, ", "))
 				if len(m.Tables.Reads) > 0 {
 					fmt.Fprintf(w, "tables read: %s\n", strings.Join(m.Tables.Reads, ", "))
@@ -271,9 +290,41 @@ func sortStrings(s []string) {
 	}
 }
 
-// seeded compiles a bundle's module and loads its seed state.
-func seeded(ctx context.Context, rt *module.Runtime, b *module.Bundle) (*module.Module, *state.Version, error) {
-	m, err := rt.Compile(ctx, b.Wasm)
+// specBundle bundles the spec directory dir (server.json) as a
+// synthesized server on the registry's interpreter module, without storing
+// it.
+func (f *moduleFlags) specBundle(dir string) (*module.Bundle, string, error) {
+	s, err := spec.Load(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	reg, err := f.openRegistry()
+	if err != nil {
+		return nil, "", err
+	}
+	interp, err := module.ResolveInterpreter(reg)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := module.ServerBundle(s, interp)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := b.Digest()
+	return b, d, err
+}
+
+// seeded loads a bundle's module (a server bundle on its interpreter,
+// from the registry) and its seed state.
+func (f *moduleFlags) seeded(ctx context.Context, rt *module.Runtime, b *module.Bundle) (*module.Module, *state.Version, error) {
+	var reg *module.Registry
+	if b.IsServer() {
+		var err error
+		if reg, err = f.openRegistry(); err != nil {
+			return nil, nil, err
+		}
+	}
+	m, err := rt.Load(ctx, reg, b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -321,7 +372,7 @@ infrastructure failure (trap, deadline, memory cap).`,
 				return err
 			}
 			defer rt.Close(ctx)
-			m, v, err := seeded(ctx, rt, b)
+			m, v, err := f.seeded(ctx, rt, b)
 			if err != nil {
 				return err
 			}
@@ -381,7 +432,7 @@ and then the summary line "N passed, M failed"; exits 1 on any mismatch.`,
 				return err
 			}
 			defer rt.Close(ctx)
-			m, v, err := seeded(ctx, rt, b)
+			m, v, err := f.seeded(ctx, rt, b)
 			if err != nil {
 				return err
 			}
@@ -446,3 +497,42 @@ func newModuleListCmd(a *app, f *moduleFlags) *cobra.Command {
 // errSilentFailure makes Run exit 1 without printing another message: the
 // command already reported what failed on stdout.
 var errSilentFailure = errors.New("")
+
+// buildServer bundles the spec directory dir as a server bundle, stores it
+// and prints its reference as module build does.
+func buildServer(a *app, f *moduleFlags, dir, outPath string) error {
+	b, _, err := f.specBundle(dir)
+	if err != nil {
+		return err
+	}
+	reg, err := f.openRegistry()
+	if err != nil {
+		return err
+	}
+	d, err := reg.Put(b)
+	if err != nil {
+		return err
+	}
+	if outPath != "" {
+		t, err := b.Tar()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(outPath, t, 0o644); err != nil {
+			return err
+		}
+	}
+	res := struct {
+		Digest      string `json:"digest"`
+		Name        string `json:"name"`
+		Version     string `json:"version"`
+		Tools       int    `json:"tools"`
+		Interpreter string `json:"interpreter"`
+		Registry    string `json:"registry"`
+	}{d, b.Manifest.Name, b.Manifest.Version, len(b.Manifest.Tools), b.Manifest.Interpreter, reg.Dir()}
+	return a.print(res, func(w io.Writer) error {
+		fmt.Fprintf(w, "built server %s %s: %d tools on interpreter %s, stored in %s\n", res.Name, res.Version, res.Tools, res.Interpreter, res.Registry)
+		_, err := fmt.Fprintln(w, d)
+		return err
+	})
+}

@@ -1,6 +1,8 @@
 // Package megamcptest builds the tool modules weft's serving tests run
 // against (examples/modules/hello and retail, and core/module's fx
-// fixture) into a registry, once per test process. It reads the example
+// fixture) into a registry, once per test process; Interpreter and
+// PutServer do the same for the interpreter module (modules/interp) and
+// synthesized servers' spec directories. It reads the example
 // modules' folders and the retail seed (examples/data/tau2-retail/
 // db.state.json, weft's generic seed format) as files; it imports no
 // example package (docs/design/011-domain-adapters.md).
@@ -15,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // FxSchema is the schema of the fx fixture module: it owns items (and
@@ -123,4 +126,66 @@ func built(t testing.TB) {
 	if errOnce != nil {
 		t.Fatalf("building test modules: %v", errOnce)
 	}
+}
+
+var (
+	interpOnce sync.Once
+	interpTar  []byte
+	interpErr  error
+)
+
+// Interpreter returns the tar of the interpreter module (modules/interp,
+// the shared interpreter of synthesized servers), built once per process.
+func Interpreter(t testing.TB) []byte {
+	t.Helper()
+	interpOnce.Do(func() {
+		ctx := context.Background()
+		rt, err := module.NewRuntime(ctx, module.Config{CacheDir: CacheDir()})
+		if err != nil {
+			interpErr = err
+			return
+		}
+		defer rt.Close(ctx)
+		b, err := module.Build(ctx, rt, filepath.Join(Root(), "modules/interp"), module.BuildOptions{})
+		if err != nil {
+			interpErr = err
+			return
+		}
+		interpTar, interpErr = b.Tar()
+	})
+	if interpErr != nil {
+		t.Fatalf("building the interpreter module: %v", interpErr)
+	}
+	return interpTar
+}
+
+// PutServer stores the interpreter module (tagged weft-interp:latest) and
+// the synthesized server of the spec directory dir (relative to the
+// repository root, or absolute) in reg, and returns the server bundle's
+// digest; the server is tagged <name>:latest.
+func PutServer(t testing.TB, reg *module.Registry, dir string) string {
+	t.Helper()
+	id, err := reg.PutTar(Interpreter(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Tag(module.InterpreterName, "latest", id); err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(Root(), dir)
+	}
+	s, err := spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := module.ServerBundle(s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := reg.Put(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

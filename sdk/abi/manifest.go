@@ -42,6 +42,12 @@ type Manifest struct {
 	Resources         []Resource         `json:"resources,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
 	Prompts           []Prompt           `json:"prompts,omitempty"`
+
+	// Interpreter is set only in the bundle manifest of a synthesized
+	// server (docs/abi.md, "Server bundle"): the bundle digest
+	// ("sha256:<hex>") of the interpreter module that runs its program. A
+	// wasm module's own manifest never sets it.
+	Interpreter string `json:"interpreter,omitempty"`
 }
 
 // Tool is one MCP tool of a module.

@@ -32,14 +32,16 @@ func weftV1Alloc(size int32) unsafe.Pointer {
 
 //go:wasmexport weft_v1_manifest
 func weftV1Manifest() uint64 {
-	response = ManifestJSON()
+	manifest, _ := entryPoint()
+	response = manifest()
 	return pack(response)
 }
 
 //go:wasmexport weft_v1_call
 func weftV1Call(ptr unsafe.Pointer, n int32) uint64 {
 	req := unsafe.Slice((*byte)(ptr), max(int(n), 0))
-	response = Dispatch(context.Background(), wasmHost{}, req)
+	_, dispatch := entryPoint()
+	response = dispatch(context.Background(), wasmHost{}, req)
 	clear(allocs)
 	allocs = allocs[:0]
 	// A long-lived reactor only runs other goroutines (among them the
