@@ -597,8 +597,12 @@ func errText(err error) string {
 
 func backtrace(err error) string {
 	var ee *starlark.EvalError
-	if errors.As(err, &ee) && len(ee.CallStack) > 0 {
-		return " (at " + ee.CallStack.At(0).Pos.String() + ")"
+	if errors.As(err, &ee) {
+		for i := range ee.CallStack {
+			if pos := ee.CallStack.At(i).Pos; pos.Filename() != "<builtin>" {
+				return " (at " + pos.String() + ")"
+			}
+		}
 	}
 	return ""
 }
