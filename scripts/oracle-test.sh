@@ -13,9 +13,13 @@
 #            wasm, run by `weft module test`)
 #   airline  the tau2 airline domain in the synthesized-server format,
 #            examples/servers/tau2-airline, served by module.NewNativeServer
-#            on the shared interpreter (the Go test TestOracleCases in that
-#            folder; `weft module test` takes spec directories once the wasm
-#            interpreter's server support is in the CLI)
+#            on the shared interpreter's Go code (the Go test TestOracleCases
+#            in that folder). `weft module test examples/servers/tau2-airline
+#            --cases FILE` runs the same spec on the wasm interpreter module,
+#            but its whole-state export (9,000 flight dates, 2,000
+#            reservations, after every changed case) overran the 1-minute
+#            export deadline on a loaded 2-core machine, so this script keeps
+#            the native path.
 #
 # Examples:
 #   scripts/oracle-test.sh retail examples/data/tau2-retail/oracle/fuzz-public.json
