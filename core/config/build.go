@@ -454,6 +454,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		r.MaxTurns = d.integer(n, "max_turns")
 		r.MaxToolCalls = d.integer(n, "max_tool_calls")
 		r.Seed = uint64(d.integer(n, "seed"))
+		r.Source = n.source()
 		cfg.Rollout = r
 	}
 
@@ -491,6 +492,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		if !n.has("concurrency") {
 			s.Concurrency = max(1, cfg.Rollout.Concurrency)
 		}
+		s.Source = n.source()
 		cfg.SFT = s
 	}
 
@@ -522,6 +524,7 @@ func (d *decoder) build(root *node, file string) *Config {
 					"The consistency filter compares executable scores with rubric scores; set verifier { judge = \"POLICY\" } so rubric items are scored.")
 			}
 		}
+		g.Source = n.source()
 		cfg.GRPO = g
 	}
 
@@ -553,7 +556,7 @@ func (d *decoder) build(root *node, file string) *Config {
 }
 
 func (d *decoder) policy(n *node) Policy {
-	p := Policy{Name: n.label}
+	p := Policy{Name: n.label, Source: n.source()}
 	ep, sc := n.child("endpoint"), n.child("scripted")
 	switch {
 	case ep != nil && sc != nil:
@@ -579,6 +582,7 @@ func (d *decoder) policy(n *node) Policy {
 		e.MaxRetries = d.integer(ep, "max_retries")
 		e.MaxConcurrency = d.integer(ep, "max_concurrency")
 		e.ExtraBody = d.object(ep, "extra_body")
+		e.Source = ep.source()
 		p.Endpoint = e
 	}
 	if sc != nil {
@@ -643,6 +647,7 @@ func (d *decoder) plugin(n *node, what, builtin string, policies *names) Plugin 
 	if policies != nil && n.has("basis") {
 		p.Basis = d.oneOf(n, "basis", "weft", []string{"weft", "tau2"}, what+" basis")
 	}
+	p.Source = n.source()
 	return p
 }
 

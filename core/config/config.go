@@ -143,6 +143,8 @@ type Policy struct {
 	Scripted *Scripted `json:"scripted,omitempty"`
 	// Sampling applies to every request of an endpoint policy.
 	Sampling Sampling `json:"sampling"`
+	// Source is where the block is in the file.
+	Source *Source `json:"-"`
 }
 
 // Endpoint is an OpenAI-compatible chat-completions endpoint (vLLM, SGLang,
@@ -167,6 +169,9 @@ type Endpoint struct {
 	// ExtraBody is a JSON object merged into every request body
 	// (ClientConfig.ExtraBody); nil = none.
 	ExtraBody json.RawMessage `json:"extra_body,omitempty"`
+	// Source is where the endpoint block is in the file, for the
+	// preflight's probe of the endpoint (internal/pipeline.Preflight).
+	Source *Source `json:"-"`
 }
 
 // Scripted is the offline scripted policy (core/model/scripted): it
@@ -233,6 +238,9 @@ type Plugin struct {
 	// Basis is the verifier's basis for tau2 tasks (verifier only):
 	// "weft" (the default) or "tau2" (task.ApplyTau2Basis).
 	Basis string `json:"basis,omitempty"`
+	// Source is where the block is in the file; nil when the file has no
+	// such block.
+	Source *Source `json:"-"`
 }
 
 // MixEntry is one view x harness pair of the rollout mix.
@@ -270,6 +278,8 @@ type Rollout struct {
 	MaxToolCalls int `json:"max_tool_calls"`
 	// Seed is the base of the episode seeds. Default 1.
 	Seed uint64 `json:"seed"`
+	// Source is where the block is in the file.
+	Source *Source `json:"-"`
 }
 
 // SFT is the `sft` block: prefix-preserving rejection sampling.
@@ -293,6 +303,9 @@ type SFT struct {
 	// rollout's Concurrency (stated in the resolved config, not implied).
 	// Results do not depend on it.
 	Concurrency int `json:"concurrency"`
+	// Source is where the block is in the file (the preflight's resume
+	// check of Harness).
+	Source *Source `json:"-"`
 }
 
 // GRPO is the `grpo` block: atomic-turn GRPO data.
@@ -328,6 +341,8 @@ type GRPO struct {
 	// Filter is the task-verifier consistency filter (train.FilterConfig);
 	// nil when the block has no consistency_filter.
 	Filter *Filter `json:"consistency_filter,omitempty"`
+	// Source is where the block is in the file.
+	Source *Source `json:"-"`
 }
 
 // Filter mirrors train.FilterConfig.

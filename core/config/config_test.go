@@ -78,6 +78,10 @@ func wantDiag(t *testing.T, cfg *config.Config, diags hcl.Diagnostics, line, col
 	t.Fatalf("no error %q at %d:%d; got:\n%s", summary, line, col, strings.Join(got, "\n"))
 }
 
+// ignoreSources leaves the blocks' source ranges out of a comparison
+// (TestMinimalDefaults checks some of them).
+var ignoreSources = cmpopts.IgnoreTypes((*config.Source)(nil))
+
 func TestMinimalDefaults(t *testing.T) {
 	cfg, diags := parse(t, head+tail, nil)
 	if diags.HasErrors() {
@@ -114,7 +118,7 @@ func TestMinimalDefaults(t *testing.T) {
 	}
 	ignore := cmpopts.IgnoreFields(config.TaskSet{}, "Source")
 	ignoreH := cmpopts.IgnoreFields(config.Harness{}, "Source")
-	if diff := cmp.Diff(want, cfg, ignore, ignoreH); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignore, ignoreH, ignoreSources); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -783,12 +787,12 @@ func TestDefaultsFromSchema(t *testing.T) {
 		}
 	}
 	want := config.SFT{Policy: "p", Mode: "prefix", Retries: 3, Threshold: 1, View: "agentic", Harness: "react", Concurrency: 1}
-	if diff := cmp.Diff(want, *cfg.SFT); diff != "" {
+	if diff := cmp.Diff(want, *cfg.SFT, ignoreSources); diff != "" {
 		t.Errorf("sft (-want +got):\n%s", diff)
 	}
 	wantG := config.GRPO{Policy: "p", GroupSize: 8, Eps: 1e-6, Level: "atomic_turn", Continue: "first", Mask: true, Reward: "binary",
 		View: "agentic", Harness: "react", Concurrency: 1}
-	if diff := cmp.Diff(wantG, *cfg.GRPO); diff != "" {
+	if diff := cmp.Diff(wantG, *cfg.GRPO, ignoreSources); diff != "" {
 		t.Errorf("grpo (-want +got):\n%s", diff)
 	}
 }

@@ -314,7 +314,16 @@ func (m *Module) classify(ctx, callCtx context.Context, inst *instance, tool str
 	inst.b.mu.Lock()
 	stderr := string(inst.b.stderr.buf)
 	inst.b.mu.Unlock()
-	limit := uint64(m.rt.cfg.MemoryLimitMiB) << 20
+	// A grow the cap refused during the call decides (whatever the guest
+	// did next: the Go runtime's fatal error, an abort); the stderr and
+	// memory-size tests remain for a guest that died before asking.
+	limit := m.rt.memoryLimit()
+	if want := inst.lin.takeRefused(); want > 0 {
+		ce.Kind = ErrMemoryLimit
+		ce.Message = fmt.Sprintf("memory cap of %d MiB exceeded: the module asked to grow its memory from %d MiB to %d MiB",
+			m.rt.cfg.MemoryLimitMiB, memSize(inst)>>20, want>>20)
+		return ce
+	}
 	if strings.Contains(stderr, "out of memory") ||
 		(inst.mem != nil && uint64(inst.mem.Size())+16*pageSize > limit) {
 		ce.Kind = ErrMemoryLimit

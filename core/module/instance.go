@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/weft-dev/weft/hosts"
 )
@@ -26,6 +27,82 @@ type instance struct {
 	// programs holds the digests of the synthesized servers' programs this
 	// instance of the interpreter has been sent (server_module.go).
 	programs map[string]bool
+	// lin backs the linear memory: it enforces the memory cap and records
+	// a refused grow (classify reads it).
+	lin *capMemory
+}
+
+// maxPages is wasm32's whole address space in 64 KiB pages: wazero's own
+// memory limit, so that every memory.grow reaches capMemory.
+const maxPages = 1 << 16
+
+// capMemory is an instance's linear memory (wazero's
+// experimental.LinearMemory): a []byte grown on memory.grow up to limit
+// bytes. A grow past limit is refused (memory.grow returns -1 to the guest,
+// as past a declared maximum) and recorded, so that the call's failure is
+// classified memory_limit whatever the guest does next (the Go runtime
+// throws "out of memory", or some other fatal error, with a traceback that
+// may not say so; C's malloc returns NULL and the module aborts).
+//
+// Reallocate runs on the calling goroutine of the guest; refused is read
+// by classify after the call returned, and reset at each call's start
+// (a guest may survive a refused grow).
+type capMemory struct {
+	limit uint64
+	buf   []byte
+	mu    sync.Mutex
+	// refused is the size in bytes of the largest refused grow; 0 = none
+	// since the last reset.
+	refused uint64
+}
+
+func (c *capMemory) Reallocate(size uint64) []byte {
+	if size > c.limit {
+		c.mu.Lock()
+		c.refused = max(c.refused, size)
+		c.mu.Unlock()
+		return nil
+	}
+	if size <= uint64(cap(c.buf)) {
+		// Bytes past len were zeroed when allocated and never written.
+		c.buf = c.buf[:size]
+		return c.buf
+	}
+	// Grow like append (amortized), without going past the cap.
+	n := max(size, min(uint64(cap(c.buf))*2, c.limit))
+	b := make([]byte, size, n)
+	copy(b, c.buf)
+	c.buf = b
+	return c.buf
+}
+
+func (c *capMemory) Free() { c.buf = nil }
+
+// takeRefused returns the largest refused grow since the last call (0 =
+// none) and resets it.
+func (c *capMemory) takeRefused() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.refused
+	c.refused = 0
+	return r
+}
+
+// memoryLimit is the cap of each instance's linear memory, in bytes.
+func (r *Runtime) memoryLimit() uint64 { return uint64(r.cfg.MemoryLimitMiB) << 20 }
+
+// checkMemorySizes refuses a module whose memory's declared minimum or
+// maximum is over the cap (what wazero's own limit refused before it was
+// lifted to maxPages).
+func (r *Runtime) checkMemorySizes(mem api.MemoryDefinition) error {
+	capPages := uint32(r.memoryLimit() / pageSize)
+	if mem.Min() > capPages {
+		return fmt.Errorf("min %d pages over the memory cap of %d pages (%d MiB)", mem.Min(), capPages, r.cfg.MemoryLimitMiB)
+	}
+	if mx, encoded := mem.Max(); encoded && mx > capPages {
+		return fmt.Errorf("max %d pages over the memory cap of %d pages (%d MiB)", mx, capPages, r.cfg.MemoryLimitMiB)
+	}
+	return nil
 }
 
 // binding is what an instance's WASI clock, random source and stdio read:
@@ -144,7 +221,9 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		WithRandSource(b).
 		WithStdout(stdio{b, 1, false}).
 		WithStderr(stdio{b, 2, true})
-	mod, err := m.wrt.InstantiateModule(ctx, m.compiled, cfg)
+	lin := &capMemory{limit: m.rt.memoryLimit()}
+	actx := experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory { return lin }))
+	mod, err := m.wrt.InstantiateModule(actx, m.compiled, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +234,7 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		call:       mod.ExportedFunction("weft_v1_call"),
 		manifestFn: mod.ExportedFunction("weft_v1_manifest"),
 		b:          b,
+		lin:        lin,
 	}
 	if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok && m.wrt == m.rt.rt {
 		inst.interrupt = g
@@ -216,6 +296,7 @@ func (inst *instance) interruptOn(ctx context.Context) (stop func()) {
 // invoke writes req through weft_v1_alloc and runs weft_v1_call.
 func (inst *instance) invoke(ctx context.Context, req []byte) ([]byte, error) {
 	defer inst.interruptOn(ctx)()
+	inst.lin.takeRefused()
 	res, err := inst.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {
 		return nil, err

@@ -155,7 +155,12 @@ func (r *Runtime) admit(ctx context.Context) (func(), error) {
 func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, closeOnDone bool) (wazero.Runtime, error) {
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(closeOnDone).
-		WithMemoryLimitPages(cfg.MemoryLimitMiB * (1 << 20) / pageSize).
+		// wazero's own limit is wasm32's whole 4 GiB so that every grow
+		// reaches the instance's allocator, which enforces the cap and
+		// records a refusal (capMemory): a guest's out-of-memory is then
+		// memory_limit however the guest dies of it. compile checks a
+		// module's declared sizes against the cap.
+		WithMemoryLimitPages(maxPages).
 		WithCompilationCache(cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	for _, inst := range []func(context.Context, wazero.Runtime) error{
@@ -324,8 +329,12 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 			return nil, bad(fmt.Sprintf("missing export %s (not an ABI v1 reactor)", name), nil)
 		}
 	}
-	if _, found := cm.ExportedMemories()["memory"]; !found {
+	mem, found := cm.ExportedMemories()["memory"]
+	if !found {
 		return nil, bad("missing exported memory", nil)
+	}
+	if err := r.checkMemorySizes(mem); err != nil {
+		return nil, bad("memory", err)
 	}
 	usedHosts := map[string]bool{}
 	for _, f := range cm.ImportedFunctions() {

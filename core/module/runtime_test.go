@@ -34,7 +34,7 @@ func TestCompileManifest(t *testing.T) {
 	r := newRuntime(t, Config{})
 	m := compileFixture(t, r, "fx")
 	man := m.Manifest()
-	if man.ABI != ABIVersion || man.Name != "fx" || len(man.Tools) != 12 {
+	if man.ABI != ABIVersion || man.Name != "fx" || len(man.Tools) != 13 {
 		t.Fatalf("manifest %+v", man)
 	}
 	if !strings.HasPrefix(m.Digest(), "sha256:") || m.Digest() != Digest(fixture(t, "fx")) {

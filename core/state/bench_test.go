@@ -28,11 +28,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/memory"
@@ -814,5 +817,170 @@ func BenchmarkDiff(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Issue 16 item 1: keyed reads on the fast path (fast.go) against the same
+// statements planned by go-mysql-server (Store.SetFastPath(false)), in one
+// run. Each sub-benchmark reports, beside ns/op and allocs/op, cpu-ns/op:
+// the process's CPU time (user + system, getrusage) per op.
+
+// benchCPU reports the process CPU time per op from t0 (benchRusage at the
+// start of the timed loop).
+func benchCPU(b *testing.B, t0 time.Duration) {
+	b.ReportMetric(float64(benchRusage()-t0)/float64(b.N), "cpu-ns/op")
+}
+
+func benchRusage() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var benchPaths = []struct {
+	name string
+	fast bool
+}{{"path=fast", true}, {"path=engine", false}}
+
+// BenchmarkSQLLookupByPK is one primary-key lookup through SQL
+// (benchLookupSQL, 10k orders) inside a unit with a Sandbox, as a tool
+// call's statement runs.
+func BenchmarkSQLLookupByPK(b *testing.B) {
+	const n = 10000
+	data, _ := benchRows(n)
+	for _, path := range benchPaths {
+		b.Run(path.name, func(b *testing.B) {
+			s := NewStore()
+			defer s.Close()
+			s.SetFastPath(path.fast)
+			v, err := s.Load(context.Background(), benchDDL, data...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws := s.Fork(v)
+			ctx := WithSandbox(context.Background(), &Sandbox{Tables: NewTablePolicy([]string{"orders"}, nil), Limits: Limits{MaxRowsRead: 1 << 62}})
+			u, err := ws.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer u.Rollback()
+			r := rand.New(rand.NewPCG(9, 10))
+			b.ReportAllocs()
+			b.ResetTimer()
+			t0 := benchRusage()
+			for i := 0; i < b.N; i++ {
+				rows, err := u.Query(ctx, benchLookupSQL, int64(r.IntN(n)))
+				if err != nil || len(rows.Values) != 1 {
+					b.Fatalf("lookup: %v %v", rows, err)
+				}
+			}
+			benchCPU(b, t0)
+			if hits, _ := s.FastPathStats(); path.fast && hits < int64(b.N) {
+				b.Fatalf("fast path hits %d < %d", hits, b.N)
+			}
+		})
+	}
+}
+
+// benchRetailSchema is the retail module's schema (read-only reference).
+const benchRetailSchema = "../../examples/modules/retail/retaildb/schema.sql"
+
+// benchRetailOrderSQL are the 7 SELECTs of the retail module's
+// get_order_details (examples/modules/retail/store.go, readOrders with a
+// filter on one order id), in order.
+var benchRetailOrderSQL = []string{
+	"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
+		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders WHERE order_id = ? ORDER BY pos",
+	"SELECT order_id, pos, item_id, product_id, name, price FROM order_items WHERE order_id = ? ORDER BY order_id, pos",
+	"SELECT order_id, item_pos, name, value FROM order_item_options WHERE order_id = ? ORDER BY order_id, item_pos, pos",
+	"SELECT order_id, pos FROM fulfillments WHERE order_id = ? ORDER BY order_id, pos",
+	"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids WHERE order_id = ? ORDER BY order_id, fulfillment_pos, pos",
+	"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids WHERE order_id = ? ORDER BY order_id, fulfillment_pos, pos",
+	"SELECT order_id, transaction_type, amount, payment_method_id FROM payments WHERE order_id = ? ORDER BY order_id, pos",
+}
+
+// benchRetailData is a retail-shaped state of n orders (tau2's retail has
+// 1,000): 3 items with 2 options each, one fulfillment with a tracking id
+// and 3 item ids, one payment.
+func benchRetailData(n int) []TableRows {
+	var orders, items, opts, fuls, tracks, fitems, pays [][]any
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("#W%07d", i)
+		orders = append(orders, []any{id, i, fmt.Sprintf("user_%d", i%500), "1 Main St", "Suite 2", "Austin", "USA", "TX", "78701", "delivered"})
+		for p := 0; p < 3; p++ {
+			item := fmt.Sprintf("%010d", i*3+p)
+			items = append(items, []any{id, p, item, fmt.Sprintf("%010d", p), "Water Bottle", 25.5 + float64(p)})
+			opts = append(opts, []any{id, p, 0, "color", "blue"}, []any{id, p, 1, "capacity", "750ml"})
+			fitems = append(fitems, []any{id, 0, p, item})
+		}
+		fuls = append(fuls, []any{id, 0})
+		tracks = append(tracks, []any{id, 0, 0, fmt.Sprintf("%012d", i)})
+		pays = append(pays, []any{id, 0, "payment", 78.0, "credit_card_1"})
+	}
+	return []TableRows{
+		{Table: "orders", Columns: []string{"order_id", "pos", "user_id", "address1", "address2", "city", "country", "state", "zip", "status"}, Rows: orders},
+		{Table: "order_items", Columns: []string{"order_id", "pos", "item_id", "product_id", "name", "price"}, Rows: items},
+		{Table: "order_item_options", Columns: []string{"order_id", "item_pos", "pos", "name", "value"}, Rows: opts},
+		{Table: "fulfillments", Columns: []string{"order_id", "pos"}, Rows: fuls},
+		{Table: "fulfillment_tracking_ids", Columns: []string{"order_id", "fulfillment_pos", "pos", "tracking_id"}, Rows: tracks},
+		{Table: "fulfillment_item_ids", Columns: []string{"order_id", "fulfillment_pos", "pos", "item_id"}, Rows: fitems},
+		{Table: "payments", Columns: []string{"order_id", "pos", "transaction_type", "amount", "payment_method_id"}, Rows: pays},
+	}
+}
+
+// BenchmarkRetailOrderDetails runs get_order_details' 7 SELECTs for one
+// order (1,000 orders) as one tool call: a unit under a Sandbox with the
+// retail module's table policy. One op is the 7 statements.
+func BenchmarkRetailOrderDetails(b *testing.B) {
+	ddl, err := os.ReadFile(benchRetailSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1000
+	data := benchRetailData(n)
+	tables := []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
+		"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
+	for _, path := range benchPaths {
+		b.Run(path.name, func(b *testing.B) {
+			s := NewStore()
+			defer s.Close()
+			s.SetFastPath(path.fast)
+			v, err := s.Load(context.Background(), string(ddl), data...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws := s.Fork(v)
+			r := rand.New(rand.NewPCG(3, 4))
+			h0, s0 := s.FastPathStats() // Load's DDL statements are not counted
+			b.ReportAllocs()
+			b.ResetTimer()
+			t0 := benchRusage()
+			for i := 0; i < b.N; i++ {
+				ctx := WithSandbox(context.Background(), &Sandbox{Tables: NewTablePolicy(tables, nil)})
+				id := fmt.Sprintf("#W%07d", r.IntN(n))
+				err := ws.Do(func(u *Unit) error {
+					for j, q := range benchRetailOrderSQL {
+						rows, err := u.Query(ctx, q, id)
+						if err != nil {
+							return err
+						}
+						if want := []int{1, 3, 6, 1, 1, 3, 1}[j]; len(rows.Values) != want {
+							return fmt.Errorf("%s: %d rows, want %d", q, len(rows.Values), want)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchCPU(b, t0)
+			hits, slow := s.FastPathStats()
+			hits, slow = hits-h0, slow-s0
+			b.ReportMetric(float64(hits)/float64(hits+slow), "fast-hit-ratio")
+		})
 	}
 }

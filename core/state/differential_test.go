@@ -991,6 +991,46 @@ func (g gen) selectIndexOrder(b *builder, t *tableDef) string {
 	return q + " ORDER BY " + strings.Join(order, ", ") + g.limit("ixo.limit")
 }
 
+// selectKeyed draws the keyed reads of tool code, the shapes weft's fast
+// path answers from its trees (fast.go): equality on a prefix of one
+// index's columns, plain columns, ORDER BY a total order (rarely DESC,
+// which the fast path leaves to the engine), or a whole table in order.
+func (g gen) selectKeyed(b *builder, t *tableDef) string {
+	cols := "*"
+	if g.chance("key.cols", 50) {
+		var cs []string
+		for _, c := range t.cols {
+			if g.chance("key.col."+c.name, 50) {
+				cs = append(cs, c.name)
+			}
+		}
+		if len(cs) > 0 {
+			cols = strings.Join(cs, ", ")
+		}
+	}
+	q := "SELECT " + cols + " FROM " + t.name
+	if !g.chance("key.scan", 10) {
+		ix := pick(g, "key.index", t.indexes)
+		var conds []string
+		for _, name := range ix[:1+g.intn("key.prefix", len(ix))] {
+			for _, c := range t.cols {
+				if c.name == name {
+					conds = append(conds, name+" = "+g.operand(b, c, "key.v."+name))
+				}
+			}
+		}
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	order := pkList(t, "")
+	if g.chance("key.ord", 40) {
+		order = append([]string{pick(g, "key.ord.col", whereCols(t)).name}, order...)
+	}
+	if g.chance("key.desc", 10) {
+		order[0] += " DESC"
+	}
+	return q + " ORDER BY " + strings.Join(order, ", ")
+}
+
 func (g gen) aggregate(b *builder, t *tableDef) string {
 	var group colDef
 	grouped := g.chance("agg.grouped", 75)
@@ -1086,7 +1126,7 @@ var stmtGen = rapid.Custom(func(t *rapid.T) stmt {
 	b := &builder{params: g.chance("params", 40)}
 	tbl := pick(g, "table", diffTables)
 	var q string
-	switch g.intn("kind", 20) {
+	switch g.intn("kind", 23) {
 	case 0, 1, 2, 3, 4:
 		q = g.insert(b, tbl)
 	case 5, 6, 7:
@@ -1101,8 +1141,10 @@ var stmtGen = rapid.Custom(func(t *rapid.T) stmt {
 		q = g.aggregate(b, tbl)
 	case 16, 17, 18:
 		q = g.join(b)
-	default:
+	case 19:
 		q = g.subquery(b)
+	default:
+		q = g.selectKeyed(b, tbl)
 	}
 	return stmt{sql: q, args: b.args}
 })
@@ -1252,6 +1294,13 @@ func TestDifferentialRandom(t *testing.T) {
 		stats.seqs++
 		stats.memBugs += p.memUniqueBugs
 	})
+	// The keyed reads the generator draws (selectKeyed and others) must
+	// have been answered on weft's fast path, and compared equal above.
+	hits, slow := st.FastPathStats()
+	t.Logf("fast path: %d statements, engine: %d", hits, slow)
+	if hits == 0 {
+		t.Fatalf("no statement took the fast path (engine: %d)", slow)
+	}
 }
 
 // edgeSeed is the data of TestDifferentialIndexEdges: NULLs in every indexed

@@ -39,6 +39,13 @@
 // process-wide state (named locks, SLEEP, LOAD_FILE, ...: RefusedFunctions)
 // are refused in every statement. See docs/design/015-sql-sandbox.md.
 //
+// Keyed single-table reads (SELECT columns FROM t WHERE <leading columns of
+// one index> = ? ... ORDER BY ...) skip go-mysql-server: the statement text
+// is analyzed once per Store and schema and answered from the trees, with
+// the same table policy, budgets, rows and errors as the engine's (which
+// stays the oracle: Store.SetFastPath(false) turns it off, FastPathStats
+// counts hits). See docs/design/024-plan-cache.md.
+//
 // Errors are *Error values whose Kind (ErrSyntax, ErrNoSuchTable,
 // ErrNoSuchColumn, ErrDuplicateKey, ErrNotNull, ErrTypeMismatch, ...) is
 // tested with errors.Is.

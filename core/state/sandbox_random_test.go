@@ -175,6 +175,17 @@ func TestSandboxRandomScopesNeverReadUndeclared(t *testing.T) {
 		q := g.gen(1+g.r.IntN(4), nil)
 		stmt := q.sql
 		insert := g.r.IntN(3) == 0
+		var args []any
+		if !insert && g.r.IntN(5) == 0 {
+			// A keyed read, the fast path's shape (fast.go): the policy
+			// must hold there too.
+			name := []string{"notes", "secret"}[g.r.IntN(2)]
+			q = genQuery{reads: name == "secret"}
+			stmt = []string{"SELECT * FROM " + name + " WHERE id = ?", "SELECT id FROM " + name + " ORDER BY id"}[g.r.IntN(2)]
+			if strings.Contains(stmt, "?") {
+				args = []any{int64(1)}
+			}
+		}
 		if insert {
 			stmt = fmt.Sprintf("INSERT INTO notes (id, text) SELECT %d, q.c FROM (%s) AS q LIMIT 1", 100+i, q.sql)
 		}
@@ -183,7 +194,7 @@ func TestSandboxRandomScopesNeverReadUndeclared(t *testing.T) {
 		if insert {
 			_, err = ws.Exec(sctx, stmt)
 		} else {
-			rows, err = ws.Query(sctx, stmt)
+			rows, err = ws.Query(sctx, stmt, args...)
 		}
 		var se *Error
 		isDenied := errors.As(err, &se) && se.Kind == ErrDenied
@@ -218,7 +229,11 @@ func TestSandboxRandomScopesNeverReadUndeclared(t *testing.T) {
 			t.Errorf("secret's value copied into notes (%v %v):\n%s", all, err, stmt)
 		}
 	}
-	t.Logf("%d statements: %d denied, %d allowed, %d other engine errors", n, denials, allowed, other)
+	hits, _ := st.FastPathStats()
+	t.Logf("%d statements: %d denied, %d allowed, %d other engine errors; %d on the fast path", n, denials, allowed, other, hits)
+	if hits == 0 {
+		t.Fatalf("no keyed read took the fast path")
+	}
 	if denials < n/5 || allowed < n/5 || other > n/10 {
 		t.Fatalf("generator coverage too thin: %d denied, %d allowed, %d other", denials, allowed, other)
 	}

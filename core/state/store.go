@@ -24,6 +24,7 @@ import (
 // it. It is safe for concurrent use; create one per process (or per test).
 type Store struct {
 	engine *sqle.Engine
+	fast   fastCache // analyzed statement texts of the fast path (fast.go)
 	// idle holds go-mysql-server sessions between statements (creating one
 	// costs ~150 us). The set is bounded and never dropped by the garbage
 	// collector: the engine caches prepared statements per session id, so a

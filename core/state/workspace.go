@@ -243,6 +243,13 @@ func (w *Workspace) run(ctx context.Context, query string, args []any) (*Rows, R
 }
 
 func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *Rows, res Result, err error) {
+	if p := w.fastPlanFor(query); p != nil {
+		if rows, ok, err := p.run(ctx, w, args); ok {
+			w.store.fast.hits.Add(1)
+			return rows, Result{}, err
+		}
+	}
+	w.store.fast.slow.Add(1)
 	if isSessionStatement(query) {
 		return nil, Result{}, errSessionState(firstWord(query))
 	}

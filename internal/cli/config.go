@@ -19,8 +19,11 @@ are relative to the config file's directory), names that must be declared
 (policies, harnesses, views, modules), value ranges and the pipeline's
 stage order; then what needs the files and plugins it names: every task
 file loads, task ids are unique over the task sets and every id of a task
-set's ids exists, and each harness's settings match the settings_schema the
-harness describes (built-ins in process, plugin binaries started briefly).
+set's ids exists, each harness's settings match the settings_schema the
+harness describes (built-ins in process, plugin binaries started briefly),
+and the harness of the sft and grpo stages declares the resume capability.
+Model endpoints are not contacted: 'weft run FILE --preflight-only' does
+that.
 
 Each problem is printed on stdout as
   FILE:LINE:COL: error: SUMMARY; DETAIL

@@ -17,6 +17,9 @@ import (
 // re-executes it as `weft plugin serve NAME` (host.DefaultCommand uses
 // os.Executable).
 func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == serveNoResume {
+		serveWithoutResume()
+	}
 	if len(os.Args) == 4 && os.Args[1] == "plugin" && os.Args[2] == "serve" {
 		if err := host.ServeBuiltin(os.Args[3]); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

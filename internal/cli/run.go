@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,14 +31,25 @@ import (
 type runResult struct {
 	Dir         string `json:"dir"`
 	Interrupted bool   `json:"interrupted"`
-	// Metrics is nil when the run was interrupted.
+	// Preflight is nil with --skip-preflight.
+	Preflight *preflightResult `json:"preflight,omitempty"`
+	// Metrics is nil when the run was interrupted or did not start.
 	Metrics *report.Metrics `json:"metrics,omitempty"`
+}
+
+// preflightResult is the preflight part of `weft run --json` (all of it
+// with --preflight-only).
+type preflightResult struct {
+	OK          bool                     `json:"ok"`
+	Steps       []pipeline.PreflightStep `json:"steps"`
+	Diagnostics []config.Diagnostic      `json:"diagnostics"`
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var out string
 	var vars []string
 	var callTimeout time.Duration
+	var pf preflightFlags
 	var f moduleFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
@@ -50,6 +62,15 @@ metrics.json and report.html (docs/run.md describes each file).
 Progress goes to stderr (bars on a terminal, lines otherwise); a summary table
 (or, with --json, one JSON object) goes to stdout at the end.
 
+Before anything is built or written, a preflight checks what the run needs
+from outside the file: task files and ids; every model endpoint a stage uses
+answers and serves its model (GET base_url/models, else a one-token
+request); every harness starts, describes itself, accepts its settings, and
+the sft/grpo harness can resume conversations; verifier and attributor
+binaries start. A failure is printed as FILE:LINE:COL: error: ... at the
+config attribute at fault, exits 1 and leaves the run folder as it was.
+--preflight-only runs just the preflight; --skip-preflight skips it.
+
 A run is resumable: rerunning over the same folder skips the episodes and
 tasks already finished. Ctrl-C stops starting new work, keeps everything
 finished and exits with status 130; rerun the same command to finish.`,
@@ -57,7 +78,10 @@ finished and exits with status 130; rerun the same command to finish.`,
   weft run configs/tau2-retail.hcl
 
   # Into another folder, overriding a variable
-  weft run configs/tau2-retail.hcl --out /tmp/run1 --var faults_scale=0.5`,
+  weft run configs/tau2-retail.hcl --out /tmp/run1 --var faults_scale=0.5
+
+  # Check the endpoint and the plugins of a model run, and stop
+  weft run configs/tau2-retail-vllm.hcl --var base_url=http://gpu:8000/v1 --preflight-only`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("run takes exactly one config FILE, got %d arguments", len(args))
@@ -72,17 +96,25 @@ finished and exits with status 130; rerun the same command to finish.`,
 			if callTimeout <= 0 {
 				return usageErrorf("--call-timeout must be positive, got %s", callTimeout)
 			}
-			return runExperiment(cmd.Context(), a, &f, args[0], out, vm, callTimeout)
+			if pf.only && pf.skip {
+				return usageErrorf("--preflight-only and --skip-preflight exclude each other")
+			}
+			return runExperiment(cmd.Context(), a, &f, pf, args[0], out, vm, callTimeout)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "run folder (default: the config's output.dir)")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "set a config variable, NAME=VALUE (repeatable)")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", 30*time.Second, "deadline of one tool call in a module (a looping module is stopped after it; on a loaded machine calls queue for CPU)")
+	cmd.Flags().BoolVar(&pf.only, "preflight-only", false, "run the preflight (endpoints probed, plugins started and described, settings and resume checked) and stop")
+	cmd.Flags().BoolVar(&pf.skip, "skip-preflight", false, "start the run without the preflight (an endpoint that only comes up later, say)")
 	f.add(cmd)
 	return cmd
 }
 
-func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string, vars map[string]string, callTimeout time.Duration) error {
+// preflightFlags are weft run's --preflight-only and --skip-preflight.
+type preflightFlags struct{ only, skip bool }
+
+func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlags, file, out string, vars map[string]string, callTimeout time.Duration) error {
 	cfg, diags := config.Load(file, config.LoadOptions{Vars: vars})
 	if cfg == nil {
 		for _, d := range diags {
@@ -95,6 +127,31 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	var pre *preflightResult
+	if !pf.skip {
+		pre = runPreflight(ctx, a, cfg)
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.env.Stderr, "weft run: interrupted during the preflight; nothing was built or written\n")
+			if a.json {
+				a.print(runResult{Dir: out, Interrupted: true, Preflight: pre}, nil)
+			}
+			return &exitError{code: 130}
+		}
+		if !pre.OK {
+			n := errorCount(pre.Diagnostics)
+			if a.json {
+				a.print(runResult{Dir: out, Preflight: pre}, nil)
+			}
+			return fmt.Errorf("%s: preflight failed: %d %s; nothing was built or written", file, n, plural(n, "error", "errors"))
+		}
+		if pf.only {
+			return a.print(runResult{Dir: out, Preflight: pre}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "%s: preflight ok (%d checks); weft run without --preflight-only starts the run\n", file, len(pre.Steps))
+				return err
+			})
+		}
+	}
 
 	rt, err := f.runtimeWith(ctx, module.Config{CallTimeout: callTimeout})
 	if err != nil {
@@ -142,7 +199,7 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 		fmt.Fprintf(a.env.Stderr, "weft run: %d training-stage tasks did not finish (first: %s task %s: %s); details in %s; a rerun tries them again\n",
 			n, res.Failures[0].Stage, res.Failures[0].TaskID, res.Failures[0].Message, filepath.Join(out, pipeline.FileFailures))
 	}
-	r := runResult{Dir: res.Dir, Metrics: &res.Metrics}
+	r := runResult{Dir: res.Dir, Preflight: pre, Metrics: &res.Metrics}
 	if err := a.print(r, func(w io.Writer) error { return printSummary(w, r) }); err != nil {
 		return err
 	}
@@ -153,6 +210,47 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, file, out string
 		return &exitError{code: ExitError}
 	}
 	return nil
+}
+
+// runPreflight runs pipeline.Preflight with its steps on stderr: a line
+// each, or with --json one JSON object per line ({"preflight": STEP}); the
+// diagnostics of a failure follow as FILE:LINE:COL lines.
+func runPreflight(ctx context.Context, a *app, cfg *config.Config) *preflightResult {
+	step := func(st pipeline.PreflightStep) {
+		if a.json {
+			b, _ := json.Marshal(struct {
+				Preflight pipeline.PreflightStep `json:"preflight"`
+			}{st})
+			fmt.Fprintf(a.env.Stderr, "%s\n", b)
+			return
+		}
+		verdict := "ok"
+		detail := st.Detail
+		if !st.OK {
+			verdict, detail = "FAILED", "see below"
+		}
+		fmt.Fprintf(a.env.Stderr, "preflight %-6s %-10s %s (%s): %s (%d ms)\n", verdict, st.Check, st.Block, st.Target, detail, st.DurationMS)
+	}
+	steps, diags := pipeline.Preflight(ctx, cfg, pipeline.PreflightOptions{Step: step})
+	if steps == nil {
+		steps = []pipeline.PreflightStep{}
+	}
+	if !a.json {
+		for _, d := range diags {
+			fmt.Fprintln(a.env.Stderr, config.FormatDiagnostic(d))
+		}
+	}
+	return &preflightResult{OK: !diags.HasErrors(), Steps: steps, Diagnostics: config.Diagnostics(diags)}
+}
+
+func errorCount(ds []config.Diagnostic) int {
+	n := 0
+	for _, d := range ds {
+		if d.Severity == "error" {
+			n++
+		}
+	}
+	return n
 }
 
 // runProgressHook, when set (by tests), sees every pipeline progress event

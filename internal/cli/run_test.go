@@ -565,7 +565,7 @@ func isJudge(r modeltest.Request) bool {
 func TestRunEndpointPolicy(t *testing.T) {
 	skipUnderRace(t)
 	t.Setenv("OPENAI_API_KEY", "sk-test")
-	srv := modeltest.NewServer(t, modeltest.WithHandler(func(r modeltest.Request) modeltest.Reply {
+	srv := modeltest.NewServer(t, modeltest.WithModels("test-model"), modeltest.WithHandler(func(r modeltest.Request) modeltest.Reply {
 		if isJudge(r) {
 			return modeltest.Text(`{"score": 1, "rationale": "fine"}`)
 		}
@@ -679,13 +679,14 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr + "/v1"
 }
 
-// A dead endpoint: every episode is an infrastructure failure; the run
-// still completes and writes its folder, but exits 1 (nothing was scored).
+// A dead endpoint past the preflight (--skip-preflight): every episode is
+// an infrastructure failure; the run still completes and writes its
+// folder, but exits 1 (nothing was scored).
 func TestRunEndpointDead(t *testing.T) {
 	skipUnderRace(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	reg := t.TempDir()
-	args := vllmArgs(dir, closedURL(t))
+	args := append(vllmArgs(dir, closedURL(t)), "--skip-preflight")
 	code, stdout, stderr := weftRun(t, context.Background(), reg, append(args, "--json")...)
 	if code != ExitError {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitError, stdout, stderr)

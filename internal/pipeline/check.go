@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -28,21 +30,26 @@ import (
 //     their ids/limit filters (a duplicate is reported at the later file);
 //     every id of a task set's ids is in its files (reported at the id);
 //   - every harness's settings match the settings_schema its Describe
-//     returns (built-ins in process, binaries started and stopped).
+//     returns (built-ins in process, binaries started and stopped), and
+//     the harness of the sft and grpo stages (when the pipeline runs them)
+//     declares the resume capability, reported at the block's harness.
 //
 // `weft validate` prints them; FromConfig fails on the task-id ones
 // before it builds anything.
 func Check(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
-	return append(checkTaskIDs(cfg), checkHarnessSettings(ctx, cfg)...)
+	return append(checkTaskIDs(cfg), checkHarnesses(ctx, cfg, nil)...)
 }
 
 // diagError is the error of diagnostics, one formatted line each.
-func diagError(diags hcl.Diagnostics) error {
+func diagError(diags hcl.Diagnostics) error { return errors.New(diagText(diags)) }
+
+// diagText is diagnostics, one formatted line each.
+func diagText(diags hcl.Diagnostics) string {
 	var lines []string
 	for _, d := range diags {
 		lines = append(lines, config.FormatDiagnostic(d))
 	}
-	return errors.New(strings.Join(lines, "\n"))
+	return strings.Join(lines, "\n")
 }
 
 func diag(rng hcl.Range, summary, format string, args ...any) *hcl.Diagnostic {
@@ -163,51 +170,105 @@ func checkTaskIDs(cfg *config.Config) hcl.Diagnostics {
 	return diags
 }
 
-// checkHarnessSettings validates every harness's settings against its
-// described settings_schema ("" = any settings).
-func checkHarnessSettings(ctx context.Context, cfg *config.Config) hcl.Diagnostics {
+// checkHarnesses describes every harness (built-ins in process, binaries
+// started and stopped) and checks its settings against the settings_schema
+// it describes ("" = any settings), and that the harness of a training
+// stage the pipeline runs (sft, grpo) declares the resume capability.
+// step, when not nil, receives one PreflightStep per harness.
+func checkHarnesses(ctx context.Context, cfg *config.Config, step func(PreflightStep)) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, h := range cfg.Harnesses {
-		rng := h.Source.Attr("settings")
-		schema, err := settingsSchema(ctx, h)
+		start := time.Now()
+		st := PreflightStep{Check: "harness", Block: fmt.Sprintf("harness %q", h.Name), Target: harnessTarget(h)}
+		var mine hcl.Diagnostics
+		d, err := describeHarness(ctx, h)
+		var schema string
+		if err == nil {
+			schema, err = schemaText(d.SettingsSchema)
+		}
 		if err != nil {
-			diags = append(diags, diag(h.Source.Attr("binary"), "Harness did not describe itself", "Harness %q: %v.", h.Name, err))
-			continue
+			mine = append(mine, diag(h.Source.Attr("binary"), "Harness did not describe itself", "Harness %q: %v.", h.Name, err))
+		} else {
+			st.Detail = fmt.Sprintf("%s %s, capabilities %q", d.Name, d.Version, d.Capabilities)
+			if err := validateSettings(h.Name, schema, h.Settings); err != nil {
+				mine = append(mine, diag(h.Source.Attr("settings"), "Invalid harness settings",
+					"The settings of harness %q do not match its settings_schema: %v.", h.Name, err))
+			}
+			for _, u := range resumeUsers(cfg, h.Name) {
+				if !slices.Contains(d.Capabilities, plugin.CapabilityResume) {
+					mine = append(mine, diag(u.rng, "Harness cannot resume",
+						"The %s stage runs harness %q, which does not declare the %q capability (%s %s declares %q): turn-by-turn sampling resumes conversations (RunEpisodeRequest.history). Use a harness that does (the built-ins do) or add resume support (docs/plugins.md).",
+						u.stage, h.Name, plugin.CapabilityResume, d.Name, d.Version, d.Capabilities))
+				}
+			}
 		}
-		if err := validateSettings(h.Name, schema, h.Settings); err != nil {
-			diags = append(diags, diag(rng, "Invalid harness settings",
-				"The settings of harness %q do not match its settings_schema: %v.", h.Name, err))
+		st.OK = !mine.HasErrors()
+		if !st.OK {
+			st.Detail = diagText(mine)
 		}
+		st.DurationMS = time.Since(start).Milliseconds()
+		if step != nil {
+			step(st)
+		}
+		diags = append(diags, mine...)
 	}
 	return diags
 }
 
-// settingsSchema is a harness's Describe settings_schema.
-func settingsSchema(ctx context.Context, h config.Harness) (string, error) {
+// stageUse is a training stage that runs a harness, and the config range
+// that names it.
+type stageUse struct {
+	stage string
+	rng   hcl.Range
+}
+
+// resumeUsers are the training stages the pipeline runs with harness name
+// (they need it to resume conversations).
+func resumeUsers(cfg *config.Config, name string) []stageUse {
+	var out []stageUse
+	if s := cfg.SFT; s != nil && s.Harness == name && slices.Contains(cfg.Stages, StageSFT) {
+		out = append(out, stageUse{StageSFT, s.Source.Attr("harness")})
+	}
+	if g := cfg.GRPO; g != nil && g.Harness == name && slices.Contains(cfg.Stages, StageGRPO) {
+		out = append(out, stageUse{StageGRPO, g.Source.Attr("harness")})
+	}
+	return out
+}
+
+func harnessTarget(h config.Harness) string {
+	if h.Builtin != "" {
+		return "built-in " + h.Builtin
+	}
+	return strings.Join(append([]string{h.Binary}, h.Args...), " ")
+}
+
+// describeHarness is a harness's Describe answer (a binary is started and
+// stopped).
+func describeHarness(ctx context.Context, h config.Harness) (*plugin.DescribeResponse, error) {
 	var resp plugin.DescribeResponse
 	if h.Builtin != "" {
 		b, ok := builtin.Harness(h.Builtin)
 		if !ok {
-			return "", fmt.Errorf("no built-in harness %q", h.Builtin)
+			return nil, fmt.Errorf("no built-in harness %q", h.Builtin)
 		}
 		if err := b.Describe(ctx, &plugin.DescribeRequest{}, &resp); err != nil {
-			return "", err
+			return nil, err
 		}
-		return schemaText(resp.SettingsSchema)
+		return &resp, nil
 	}
 	c, err := plugin.Start(ctx, plugin.StartConfig{Cmd: exec.Command(h.Binary, h.Args...), Name: "harness " + h.Name})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer c.Kill()
 	hc, err := c.Harness()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := hc.Describe(ctx, &plugin.DescribeRequest{}, &resp); err != nil {
-		return "", err
+		return nil, err
 	}
-	return schemaText(resp.SettingsSchema)
+	return &resp, nil
 }
 
 // schemaText is a described settings_schema as JSON text ("" when the

@@ -383,17 +383,7 @@ func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 	if e == nil {
 		return Policy{}, errors.New("neither scripted nor endpoint")
 	}
-	cc := model.ClientConfig{BaseURL: e.BaseURL, Model: e.Model, RequestTimeout: e.Timeout, MaxRetries: e.MaxRetries,
-		MaxConcurrency: e.MaxConcurrency}
-	if e.APIKeyEnv != "" {
-		cc.APIKey = getenv(e.APIKeyEnv)
-	}
-	if len(e.ExtraBody) > 0 {
-		if err := json.Unmarshal(e.ExtraBody, &cc.ExtraBody); err != nil {
-			return Policy{}, fmt.Errorf("extra_body: %w", err)
-		}
-	}
-	c, err := model.NewClient(cc)
+	c, err := endpointClient(e, getenv)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -416,6 +406,22 @@ func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {
 		Episode: func(_ *task.Task, _ string, seed uint64) (model.Policy, error) { return seeded(seed), nil },
 		Turn:    func(in host.TurnInput) (model.Policy, error) { return seeded(in.Seed), nil },
 	}, nil
+}
+
+// endpointClient is the model client of an endpoint block, its API key
+// read with getenv.
+func endpointClient(e *config.Endpoint, getenv func(string) string) (*model.Client, error) {
+	cc := model.ClientConfig{BaseURL: e.BaseURL, Model: e.Model, RequestTimeout: e.Timeout, MaxRetries: e.MaxRetries,
+		MaxConcurrency: e.MaxConcurrency}
+	if e.APIKeyEnv != "" {
+		cc.APIKey = getenv(e.APIKeyEnv)
+	}
+	if len(e.ExtraBody) > 0 {
+		if err := json.Unmarshal(e.ExtraBody, &cc.ExtraBody); err != nil {
+			return nil, fmt.Errorf("extra_body: %w", err)
+		}
+	}
+	return model.NewClient(cc)
 }
 
 func samplingOf(s config.Sampling) model.Sampling {

@@ -2,7 +2,8 @@
 // for tests: each request is answered by a programmable Reply (content,
 // tool calls, logprobs and token ids, an HTTP error with a body and
 // headers, a slow answer, a garbage body, a dropped connection), and every
-// request body is recorded for assertions.
+// request body is recorded for assertions. GET /v1/models lists
+// DefaultModel, or the ids of WithModels.
 package modeltest
 
 import (
@@ -125,11 +126,17 @@ func WithHandler(f func(Request) Reply) Option {
 	return func(s *Server) { s.handler = f }
 }
 
+// WithModels sets the ids GET /v1/models lists (default: DefaultModel).
+func WithModels(ids ...string) Option {
+	return func(s *Server) { s.models = ids }
+}
+
 // Server is a running fake endpoint. Its methods are safe for concurrent
 // use.
 type Server struct {
 	srv     *httptest.Server
 	handler func(Request) Reply
+	models  []string
 
 	mu    sync.Mutex
 	queue []Reply
@@ -150,7 +157,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
-	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /v1/models", s.listModels)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -331,10 +338,15 @@ func completion(n int, rep Reply) []byte {
 	return b
 }
 
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listModels(w http.ResponseWriter, _ *http.Request) {
+	ids := s.models
+	if ids == nil {
+		ids = []string{DefaultModel}
+	}
+	data := []any{}
+	for _, id := range ids {
+		data = append(data, map[string]any{"id": id, "object": "model", "created": 1700000000, "owned_by": "modeltest"})
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"object": "list",
-		"data":   []any{map[string]any{"id": DefaultModel, "object": "model", "created": 1700000000, "owned_by": "modeltest"}},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }

@@ -23,6 +23,7 @@ func init() {
 	tool.Register("put_then_nil", "Inserts, then dereferences nil.", putThenNil)
 	tool.Register("put_then_crash", "Inserts, then panics on another goroutine (unrecoverable).", putThenCrash)
 	tool.Register("put_then_oom", "Inserts, then allocates without bound.", putThenOOM)
+	tool.Register("put_then_hoard", "Inserts, then allocates blocks of n MiB without bound, with goroutines parked (a long fatal-error traceback).", putThenHoard)
 	tool.Register("peek", "Queries an undeclared table.", peek)
 	tool.Register("write_ro", "Writes a read-only table.", writeRO)
 	tool.Register("entropy", "Returns time and randomness.", entropy, tool.ReadOnly())
@@ -122,6 +123,26 @@ func putThenOOM(ctx context.Context, in item) (count, error) {
 	}
 	for {
 		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = byte(i)
+		}
+		hoard = append(hoard, b)
+	}
+}
+
+// putThenHoard allocates n MiB at a time: the refused memory.grow is far
+// below the cap, and the parked goroutines make the Go runtime's fatal
+// error traceback long.
+func putThenHoard(ctx context.Context, in item) (count, error) {
+	if err := insert(ctx, in); err != nil {
+		return count{}, err
+	}
+	park := make(chan struct{})
+	for i := 0; i < 64; i++ {
+		go func() { <-park }()
+	}
+	for {
+		b := make([]byte, int(in.N)<<20)
 		for i := 0; i < len(b); i += 4096 {
 			b[i] = byte(i)
 		}
