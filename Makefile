@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test retail-seed tau2-retail-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
+.PHONY: all help build test module-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
 
 all: build
 
@@ -32,6 +32,7 @@ help:
 	@echo "make module-test  the tool-module suites through the CLI (part of make test)"
 	@echo "make retail-seed  rewrite examples/data/tau2-retail/db.state.json from db.json"
 	@echo "make tau2-retail-seed  rewrite examples/servers/tau2-retail/seed.json from db.json"
+	@echo "make airline-seed rewrite examples/servers/tau2-airline/seed.json from db.json"
 	@echo "make mcp-test  real MCP clients against weft serve/mcp (part of make test; needs npm)"
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
@@ -59,13 +60,14 @@ test:
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
 	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/retail
 	$(GO) test -count=1 -run '^TestOracle' ./examples/servers/tau2-retail
-	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness)$$' ./internal/cli
+	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness|Tau2Airline)$$' ./internal/cli
 	$(MAKE) module-test
 	$(MAKE) mcp-test
 
 # The tool-module suites through the CLI, as module authors run them: the
-# retail module against the tau2-bench reference outputs (both oracle files)
-# and the C module (examples/modules/c-notes, needs Debian's clang, lld,
+# retail module and the airline server (examples/servers/tau2-airline)
+# against the tau2-bench reference outputs (both public oracle files of
+# each, scripts/oracle-test.sh DOMAIN FILE) and the C module (examples/modules/c-notes, needs Debian's clang, lld,
 # wasi-libc and libclang-rt-dev-wasm32) against its own cases. They use a
 # private registry and compilation cache under build/.
 MODULE_ENV := WEFT_REGISTRY=$(CURDIR)/build/registry
@@ -73,6 +75,8 @@ MODULE_FLAGS := --cache-dir $(CURDIR)/build/wazero
 ORACLE := examples/data/tau2-retail/oracle
 
 RETAIL_SEED := examples/data/tau2-retail/db.state.json
+AIRLINE_ORACLE := examples/data/tau2-airline/oracle
+AIRLINE := examples/servers/tau2-airline
 
 # The retail module's seed: tau2's db.json converted by the domain's own
 # converter to weft's generic seed format (weft.state/v1), committed; this
@@ -85,13 +89,18 @@ retail-seed:
 # its schema.sql, committed; its TestCommittedSeed fails when it is stale.
 tau2-retail-seed:
 	$(GO) run ./examples/servers/tau2-retail/cmd/tau2-retail-seed -db examples/data/tau2-retail/db.json -o examples/servers/tau2-retail/seed.json
+# The airline server's seed: tau2's db.json converted by the domain's own
+# converter over its schema (weft.state/v1), committed; the converter's
+# TestCommittedSeed fails when it is stale.
+airline-seed:
+	$(GO) run ./$(AIRLINE)/convert -db examples/data/tau2-airline/db.json -schema $(AIRLINE)/schema.sql -o $(AIRLINE)/seed.json
 
 module-test: build
 	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
-	$(MODULE_ENV) $(BIN) module build ./examples/modules/retail $(MODULE_FLAGS) \
-		--schema examples/modules/retail/retaildb/schema.sql --seed $(RETAIL_SEED)
-	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/tasks-train.json
-	$(MODULE_ENV) $(BIN) module test retail $(MODULE_FLAGS) --cases $(ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh retail $(ORACLE)/tasks-train.json
+	scripts/oracle-test.sh retail $(ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
+	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/fuzz-public.json
 	$(MAKE) -C examples/modules/c-notes
 	$(MODULE_ENV) $(BIN) module build ./examples/modules/c-notes $(MODULE_FLAGS) --wasm examples/modules/c-notes/notes.wasm
 	$(MODULE_ENV) $(BIN) module test c-notes $(MODULE_FLAGS) --cases examples/modules/c-notes/cases.json

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/megamcp"
 	"github.com/weft-dev/weft/plugins/host"
 	"github.com/weft-dev/weft/sdk/plugin"
+	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // Env is what FromConfig needs from its caller.
@@ -236,6 +237,9 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 		}
 		return m.Name, reg.Tag(m.Name, "latest", d)
 	}
+	if module.IsServerDir(m.Path) {
+		return installServer(reg, m)
+	}
 	opts := module.BuildOptions{Schema: m.Schema, Seed: m.Seed, Log: env.Log}
 	b, err := module.Build(ctx, env.Runtime, m.Path, opts)
 	if err != nil {
@@ -274,6 +278,35 @@ func installDocs(ctx context.Context, reg *module.Registry, m config.Module) (st
 		}
 	}
 	_, _, d, err := synth.Register(ctx, syn, docs, reg, synth.ReviseOptions{})
+	if err != nil {
+		return "", err
+	}
+	return m.Name, reg.Tag(m.Name, "latest", d)
+}
+
+// installServer bundles the synthesized server of spec directory m.Path
+// (server.json, sdk/spec) on reg's interpreter module and tags it
+// "<name>:latest": nothing is compiled. The spec carries its own schema
+// and seed, so a seed attribute (or a schema other than the directory's
+// own schema.sql, the config's default) is an error; so is a registry
+// without the interpreter (module.ErrNoInterpreter says how to store it).
+func installServer(reg *module.Registry, m config.Module) (string, error) {
+	if m.Seed != "" || (m.Schema != "" && filepath.Clean(m.Schema) != filepath.Join(filepath.Clean(m.Path), "schema.sql")) {
+		return "", fmt.Errorf("%s is a synthesized server's spec directory (server.json): its schema and seed come from server.json, not the module block", m.Path)
+	}
+	s, err := spec.Load(m.Path)
+	if err != nil {
+		return "", err
+	}
+	interp, err := module.ResolveInterpreter(reg)
+	if err != nil {
+		return "", err
+	}
+	b, err := module.ServerBundle(s, interp)
+	if err != nil {
+		return "", err
+	}
+	d, err := reg.Put(b)
 	if err != nil {
 		return "", err
 	}
