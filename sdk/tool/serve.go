@@ -38,15 +38,3 @@ func Serve(manifest []byte, dispatch EntryFunc) {
 	entry.manifest = append([]byte(nil), manifest...)
 	entry.dispatch = dispatch
 }
-
-// entryPoint returns what the wasm exports serve: Serve's manifest and
-// dispatch function when set, else ManifestJSON and Dispatch.
-func entryPoint() (manifest func() []byte, dispatch EntryFunc) {
-	entry.mu.Lock()
-	defer entry.mu.Unlock()
-	if entry.dispatch == nil {
-		return ManifestJSON, Dispatch
-	}
-	m, d := entry.manifest, entry.dispatch
-	return func() []byte { return m }, d
-}

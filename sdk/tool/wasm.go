@@ -120,3 +120,15 @@ func (wasmHost) Log(level int, msg string) {
 func (wasmHost) Progress(progress, total float64, msg string) {
 	logProgress(progress, total, unsafe.Pointer(unsafe.StringData(msg)), int32(len(msg)))
 }
+
+// entryPoint returns what the wasm exports serve: Serve's manifest and
+// dispatch function when set, else ManifestJSON and Dispatch.
+func entryPoint() (manifest func() []byte, dispatch EntryFunc) {
+	entry.mu.Lock()
+	defer entry.mu.Unlock()
+	if entry.dispatch == nil {
+		return ManifestJSON, Dispatch
+	}
+	m, d := entry.manifest, entry.dispatch
+	return func() []byte { return m }, d
+}

@@ -11,18 +11,14 @@ import (
 // names in the module.
 type (
 	address       = records.Address
-	userName      = records.UserName
 	paymentMethod = records.PaymentMethod
 	user          = records.User
 	option        = records.Option
 	options       = records.Options
 	variant       = records.Variant
 	product       = records.Product
-	orderItem     = records.OrderItem
-	fulfillment   = records.Fulfillment
 	payment       = records.Payment
 	order         = records.Order
-	cells         = records.Cells
 	filter        = records.Filter
 )
 
