@@ -37,7 +37,9 @@ func ExtraKeys() map[string][]string {
 // the key, for: malformed JSON; a file with no cases; a case without an id,
 // or with an id used before; a case with neither "calls" nor
 // "final_changes" (null counts as absent; a case with "calls": [] and
-// "final_changes": {} is a real check: nothing may change); a call without a name; and any key that
+// "final_changes": {} is a real check: nothing may change); a call without a name; a key
+// given twice in one object, anywhere in the file (named with its case, call
+// and line and column); and any key that
 // is neither known nor a documented extra (with "did you mean" the closest
 // known key).
 func Read(r io.Reader) (*File, error) {
@@ -50,6 +52,11 @@ func Read(r io.Reader) (*File, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("moduletest: cases: %w", err)
+	}
+	if d, err := findDupKey(data); err != nil {
+		return nil, fmt.Errorf("moduletest: cases: %w", err)
+	} else if d != nil {
+		return nil, dupKeyError(d, &f)
 	}
 	// The same bytes again, as objects, for the keys each level has.
 	var top map[string]json.RawMessage

@@ -105,3 +105,39 @@ func TestReadShippedOracleFiles(t *testing.T) {
 	}
 	t.Logf("%d oracle files", len(paths))
 }
+
+// TestReadRefusesDuplicateKeys: a key given twice in one object is refused
+// wherever it is (the file, a case, a call, below a call), naming the case
+// and call and the line and column of the second occurrence; before, the
+// decoder kept the last "calls" ([]) and the case passed checking nothing.
+func TestReadRefusesDuplicateKeys(t *testing.T) {
+	const tail = ` (a key may appear once in an object; JSON decoders keep only the last value)`
+	for _, tc := range []struct{ name, in, want string }{
+		{"case calls twice", `{"cases":[{"id":"t1","calls":[{"name":"x"}],"calls":[]}]}`,
+			`moduletest: case 0 ("t1"): duplicate key "calls" at line 1, column 45` + tail},
+		{"top cases twice", "{\"cases\": [{\"id\": \"a\", \"calls\": []}],\n \"cases\": []}",
+			`moduletest: the file: duplicate key "cases" at line 2, column 2` + tail},
+		{"call name twice", "{\"cases\": [\n{\"id\": \"a\", \"calls\": []},\n{\"id\": \"b\", \"calls\": [{\"name\": \"x\"}, {\"name\": \"y\", \"name\": \"z\"}]}]}",
+			`moduletest: case 1 ("b") call 1: duplicate key "name" at line 3, column 52` + tail},
+		{"id after the duplicate", `{"cases":[{"final_changes":{},"final_changes":{},"id":"late"}]}`,
+			`moduletest: case 0 ("late"): duplicate key "final_changes" at line 1, column 31` + tail},
+		{"inside arguments", `{"cases":[{"id":"t1","calls":[{"name":"x","arguments":{"n":1,"n":2}}]}]}`,
+			`moduletest: case 0 ("t1") call 0 "arguments": duplicate key "n" at line 1, column 62` + tail},
+		{"inside final_changes", `{"cases":[{"id":"t1","final_changes":{"users":{"u1":{},"u1":null}}}]}`,
+			`moduletest: case 0 ("t1") "final_changes" "users": duplicate key "u1" at line 1, column 56` + tail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Read(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatalf("accepted: %+v", f)
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The same keys in different objects are not duplicates.
+	if _, err := Read(strings.NewReader(`{"cases":[{"id":"a","calls":[{"name":"x","arguments":{"name":1}},{"name":"x"}]},{"id":"b","calls":[]}]}`)); err != nil {
+		t.Errorf("distinct objects refused: %v", err)
+	}
+}
