@@ -128,6 +128,19 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The folder first: a folder another weft run holds, or one of another
+	// experiment, is refused at once, not after the preflight and the
+	// module build. A missing folder is not created here.
+	var claim *pipeline.Claim
+	if !pf.only {
+		c, err := pipeline.ClaimFolder(out, cfg.Resolved())
+		if err != nil {
+			return err
+		}
+		claim = c
+		defer claim.Release()
+	}
+
 	var pre *preflightResult
 	if !pf.skip {
 		pre = runPreflight(ctx, a, cfg)
@@ -178,7 +191,7 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 	if hook := runProgressHook; hook != nil {
 		onEvent = func(e pipeline.Event) { prog.event(e); hook(e) }
 	}
-	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: onEvent,
+	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: onEvent, Claim: claim,
 		GeneratedAt: time.Now().UTC().Format(time.RFC3339)})
 	prog.wait()
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weft-dev/weft/core/config"
 	"github.com/weft-dev/weft/core/model/modeltest"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 	"github.com/weft-dev/weft/plugins/builtin"
@@ -157,14 +158,19 @@ func TestRunPreflightFailures(t *testing.T) {
 				}
 			}
 
-			// A folder holding an earlier run (of another config) is left
-			// byte for byte: no config.json rewritten, no "another
-			// experiment" (--json mode).
+			// A folder holding an earlier run (of the same experiment: one
+			// of another is refused before the preflight) is left byte for
+			// byte, its time included: no config.json rewritten, no lock
+			// left, no "another experiment" (--json mode).
 			old := filepath.Join(dir, "old")
 			if err := os.MkdirAll(filepath.Join(old, "datasets"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for name, content := range map[string]string{"config.json": `{"rollout": {"seed": 99}}` + "\n",
+			loaded, diags := config.Load(file, config.LoadOptions{})
+			if loaded == nil {
+				t.Fatalf("config: %v", diags)
+			}
+			for name, content := range map[string]string{"config.json": string(loaded.Resolved()),
 				"episodes.jsonl": `{"key": "1/agentic/native/scripted/0", "score": 1}` + "\n", "datasets/sft.trl.jsonl": "{}\n"} {
 				if err := os.WriteFile(filepath.Join(old, name), []byte(content), 0o644); err != nil {
 					t.Fatal(err)

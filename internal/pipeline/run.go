@@ -41,6 +41,9 @@ type Options struct {
 	Progress func(Event)
 	// GeneratedAt is the report's time stamp text (the caller's clock).
 	GeneratedAt string
+	// Claim is Dir taken earlier by ClaimFolder (nil = Run takes it): Run
+	// keeps its lock and releases it at the end.
+	Claim *Claim
 }
 
 // Event is a progress event: stage started (Total set), advanced (Done),
@@ -111,20 +114,22 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	release, err := lockFolder(opts.Dir)
-	if err != nil {
-		return nil, err
+	if c := opts.Claim; c != nil && c.release != nil && c.dir == opts.Dir {
+		defer c.end(true)
+	} else {
+		release, err := lockFolder(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	r := &runner{spec: spec, opts: opts, taskIndex: map[string]int{}}
 	for i, t := range spec.Tasks {
 		r.taskIndex[t.ID] = i
 	}
 	if len(spec.Config) > 0 {
-		if old, err := os.ReadFile(filepath.Join(opts.Dir, FileConfig)); err == nil {
-			if diff := configConflicts(old, spec.Config, r.noResults); len(diff) > 0 {
-				return nil, fmt.Errorf("%w: %s holds a run whose config differs in %s, which the results depend on; use a new --out, or remove the folder to start over", ErrOtherRun, opts.Dir, strings.Join(diff, ", "))
-			}
+		if err := checkOtherRun(opts.Dir, spec.Config); err != nil {
+			return nil, err
 		}
 		if err := writeFileAtomic(filepath.Join(opts.Dir, FileConfig), spec.Config); err != nil {
 			return nil, err
@@ -469,13 +474,29 @@ var stageJournals = map[string]string{"sft": FileSFT, "grpo": FileGRPO}
 // noResults reports whether nothing in the folder came from the resolved
 // config's top-level block key: a training-stage block (sft, grpo) whose
 // journal is empty or absent. Any other block counts as having results.
-func (r *runner) noResults(key string) bool {
+func (r *runner) noResults(key string) bool { return noResultsIn(r.opts.Dir, key) }
+
+func noResultsIn(dir, key string) bool {
 	f, ok := stageJournals[key]
 	if !ok {
 		return false
 	}
-	st, err := os.Stat(r.path(f))
+	st, err := os.Stat(filepath.Join(dir, f))
 	return err != nil || st.Size() == 0
+}
+
+// checkOtherRun returns ErrOtherRun (wrapped, naming the fields) when dir's
+// config.json holds a run whose config differs from config in what the
+// results there depend on. A folder without config.json is no other run.
+func checkOtherRun(dir string, config []byte) error {
+	old, err := os.ReadFile(filepath.Join(dir, FileConfig))
+	if err != nil {
+		return nil
+	}
+	if diff := configConflicts(old, config, func(key string) bool { return noResultsIn(dir, key) }); len(diff) > 0 {
+		return fmt.Errorf("%w: %s holds a run whose config differs in %s, which the results depend on; use a new --out, or remove the folder to start over", ErrOtherRun, dir, strings.Join(diff, ", "))
+	}
+	return nil
 }
 
 // configConflicts compares two resolved configs (JSON objects) and returns
