@@ -13,11 +13,11 @@ import (
 // TestModuleLookupErrorKinds: an unknown module is 404 no_such_module; a
 // registry that cannot be read (EMFILE, EIO, ...) is a 500, not a 404.
 func TestModuleLookupErrorKinds(t *testing.T) {
-	missing := moduleLookupError("nope:1", fmt.Errorf("%w: nope:1", module.ErrNotFound))
+	missing := moduleLookupError(nil, "nope:1", fmt.Errorf("%w: nope:1", module.ErrNotFound))
 	if !errors.Is(missing, ErrNoSuchModule) || httpStatus(missing) != http.StatusNotFound || errorKind(missing) != "no_such_module" {
 		t.Errorf("missing module: %v -> %d %s", missing, httpStatus(missing), errorKind(missing))
 	}
-	io := moduleLookupError("hello", fmt.Errorf("module registry: reading hello: %w", syscall.EMFILE))
+	io := moduleLookupError(nil, "hello", fmt.Errorf("module registry: reading hello: %w", syscall.EMFILE))
 	if errors.Is(io, ErrNoSuchModule) || httpStatus(io) != http.StatusInternalServerError || errorKind(io) == "no_such_module" {
 		t.Errorf("I/O failure: %v -> %d %s", io, httpStatus(io), errorKind(io))
 	}

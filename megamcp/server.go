@@ -22,6 +22,7 @@ import (
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/internal/suggest"
 )
 
 // Config configures a Server. The zero value of every optional field is a
@@ -215,20 +216,50 @@ func (s *Server) Metrics() *Metrics { return s.met }
 func (s *Server) Store() *state.Store { return s.store }
 
 // moduleLookupError is ErrNoSuchModule (404) for a reference the registry
-// does not hold, and an internal error (500) when the registry could not be
-// read: an I/O failure is not an unknown module.
-func moduleLookupError(ref string, err error) error {
+// does not hold, with "(did you mean "NAME"?)" when the registry lists a
+// close name (name:tag when ref has a tag), and an internal error (500)
+// when the registry could not be read: an I/O failure is not an unknown
+// module.
+func moduleLookupError(reg *module.Registry, ref string, err error) error {
 	if errors.Is(err, module.ErrNotFound) {
-		return fmt.Errorf("%w: %s: %v", ErrNoSuchModule, ref, err)
+		msg := fmt.Sprintf("%s: %v", ref, err)
+		if near := closestModule(reg, ref); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return fmt.Errorf("%w: %s", ErrNoSuchModule, msg)
 	}
 	return fmt.Errorf("module %s: %w", ref, err)
+}
+
+// closestModule is the registry's reference closest to ref ("" for none or
+// an unreadable registry): among names, or name:tag references when ref
+// has a tag. Digests get no suggestion.
+func closestModule(reg *module.Registry, ref string) string {
+	if reg == nil || strings.HasPrefix(ref, "sha256:") {
+		return ""
+	}
+	refs, err := reg.List()
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, r := range refs {
+		n := r.Name
+		if strings.Contains(ref, ":") {
+			n += ":" + r.Tag
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return suggest.Closest(ref, names)
 }
 
 // loadModule resolves ref in the registry and compiles it once per digest.
 func (s *Server) loadModule(ctx context.Context, ref string) (*loadedModule, error) {
 	digest, err := s.cfg.Registry.Resolve(ref)
 	if err != nil {
-		return nil, moduleLookupError(ref, err)
+		return nil, moduleLookupError(s.cfg.Registry, ref, err)
 	}
 	s.mu.RLock()
 	lm := s.modules[digest]
@@ -246,7 +277,7 @@ func (s *Server) loadModule(ctx context.Context, ref string) (*loadedModule, err
 	}
 	b, _, err := s.cfg.Registry.Get(digest)
 	if err != nil {
-		return nil, moduleLookupError(ref, err)
+		return nil, moduleLookupError(s.cfg.Registry, ref, err)
 	}
 	// A module bundle's wasm is compiled once per digest; a server bundle
 	// (a synthesized server) is loaded on its interpreter module, which the
@@ -280,6 +311,19 @@ type Group struct {
 
 	mcpOnce sync.Once
 	mcp     *mcp.Server
+}
+
+// didYouMean is ` (did you mean "NAME"?)` for the group's exposed tool
+// name closest to name, or "" when none is close.
+func (g *Group) didYouMean(name string) string {
+	names := make([]string, len(g.tools))
+	for i, t := range g.tools {
+		names[i] = t.Name
+	}
+	if near := suggest.Closest(name, names); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
 }
 
 // GroupTool is one tool as the group exposes it.

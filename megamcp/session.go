@@ -399,7 +399,7 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	if tooLarge {
 		callErr = &module.ArgumentError{Tool: req.Tool, Message: fmt.Sprintf("the arguments are %d bytes, over the %d-byte limit", len(args), MaxArgumentsBytes)}
 	} else if !ok {
-		callErr = fmt.Errorf("%w: %q", module.ErrUnknownTool, req.Tool)
+		callErr = fmt.Errorf("%w: %q%s", module.ErrUnknownTool, req.Tool, ss.group.didYouMean(req.Tool))
 	} else {
 		gt := ss.group.tools[ti]
 		rec.Module, rec.Tool = gt.Module, gt.Tool.Name
