@@ -1,10 +1,14 @@
 package megamcp
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestAdminDidYouMean: a misspelt module in POST /v1/sessions and a
@@ -40,5 +44,29 @@ func TestAdminDidYouMean(t *testing.T) {
 	}
 	if got := a.session(info.ID); got.Hash != h || got.Calls != 2 || got.Ledger != 2 {
 		t.Errorf("after refused calls: %+v", got)
+	}
+}
+
+// TestMCPUnknownToolDidYouMean: tools/call of a misspelt tool over MCP is
+// the SDK's invalid-params error with the close tool named; a name close
+// to nothing keeps the SDK's message.
+func TestMCPUnknownToolDidYouMean(t *testing.T) {
+	_, ts := newHTTPServer(t, HTTPOptions{DefaultModules: []string{"hello"}})
+	cs := mcpConnect(t, ts.URL+"/mcp", nil)
+	for name, want := range map[string]string{
+		"add_nte":    `unknown tool "add_nte" (did you mean "add_note"?)`,
+		"qqqqqqqqqq": `unknown tool "qqqqqqqqqq"`,
+	} {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+			t.Fatalf("%s: err = %v, want a JSON-RPC invalid-params error", name, err)
+		}
+		if diff := cmp.Diff(want, je.Message); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	if res := callTool(t, cs, "add_note", map[string]string{"text": "x"}); res.IsError {
+		t.Errorf("add_note after the refusals: %+v", res)
 	}
 }

@@ -59,10 +59,35 @@ func (s *Server) mcpServer(g *Group) *mcp.Server {
 		for _, t := range g.tools {
 			srv.AddTool(mcpTool(t), s.toolHandler(t.Name))
 		}
+		srv.AddReceivingMiddleware(suggestTool(g))
 		s.addResourcesAndPrompts(srv, g)
 		g.mcp = srv
 	})
 	return g.mcp
+}
+
+// suggestTool adds the group's closest tool name to the SDK's refusal of
+// a tools/call of an unknown tool (a JSON-RPC invalid-params error,
+// `unknown tool "add_nte"` -> `unknown tool "add_nte" (did you mean
+// "add_note"?)`).
+func suggestTool(g *Group) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			var je *jsonrpc.Error
+			if method != "tools/call" || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(je.Message, "unknown tool ") {
+				return res, err
+			}
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok || p == nil {
+				return res, err
+			}
+			if hint := g.didYouMean(p.Name); hint != "" {
+				return res, &jsonrpc.Error{Code: je.Code, Message: je.Message + hint, Data: je.Data}
+			}
+			return res, err
+		}
+	}
 }
 
 func (g *Group) moduleNames() []string {
