@@ -25,3 +25,22 @@ func TestModuleLookupErrorKinds(t *testing.T) {
 		t.Errorf("I/O failure lost its cause: %v", io)
 	}
 }
+
+// TestMissingMetaError: the message of a session directory without
+// meta.json names the ledger's read error only when there is one (it
+// printed "(<nil>)" for a ledger that read cleanly).
+func TestMissingMetaError(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		rerr error
+		want string
+	}{
+		{5, nil, "ledger corrupt: meta.json is missing but the ledger holds 5 record(s): kept for an operator"},
+		{2, errors.New("frame 2: bad checksum"), "ledger corrupt: meta.json is missing but the ledger holds 2 record(s) and is unreadable after them (frame 2: bad checksum): kept for an operator"},
+	} {
+		err := missingMetaError(tc.n, tc.rerr)
+		if !errors.Is(err, ErrCorruptLedger) || err.Error() != tc.want {
+			t.Errorf("missingMetaError(%d, %v) = %q, want %q", tc.n, tc.rerr, err, tc.want)
+		}
+	}
+}

@@ -357,7 +357,7 @@ func (s *Server) recoverWithoutMeta(dir string) (int, bool, error) {
 			return 0, false, serr
 		}
 		if rerr != nil || len(recs) > 0 {
-			return 0, false, fmt.Errorf("%w: meta.json is missing but the ledger holds %d record(s) (%v): kept for an operator", ErrCorruptLedger, len(recs), rerr)
+			return 0, false, missingMetaError(len(recs), rerr)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "checkpoint.json")); err == nil {
@@ -461,4 +461,15 @@ func checkpointFits(ck *checkpointInfo, meta sessionMeta, recs []Record) error {
 		return fmt.Errorf("impossible for the ledger it covers: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// missingMetaError is ErrCorruptLedger for a session directory without
+// meta.json whose ledger holds n records, with the ledger's read error
+// (rerr, nil when the ledger read cleanly) after them.
+func missingMetaError(n int, rerr error) error {
+	msg := fmt.Sprintf("meta.json is missing but the ledger holds %d record(s)", n)
+	if rerr != nil {
+		msg += fmt.Sprintf(" and is unreadable after them (%v)", rerr)
+	}
+	return fmt.Errorf("%w: %s: kept for an operator", ErrCorruptLedger, msg)
 }

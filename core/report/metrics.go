@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 
 	"github.com/weft-dev/weft/core/attribute"
-	"github.com/weft-dev/weft/core/rollout"
 )
 
 // HistogramBins is the number of score-histogram bins: bin i counts the
@@ -299,8 +299,8 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 			t.MeanScore = ptr(s / float64(t.Scored))
 		}
 		for j := 1; j <= min(k, t.Scored); j++ {
-			t.PassAtK[j] = rollout.PassAtK(t.Scored, t.Passed, j)
-			t.PassHatK[j] = rollout.PassHatK(t.Scored, t.Passed, j)
+			t.PassAtK[j] = ratFloat(passAtK(t.Scored, t.Passed, j))
+			t.PassHatK[j] = ratFloat(passHatK(t.Scored, t.Passed, j))
 		}
 		m.PerTask = append(m.PerTask, t)
 	}
@@ -321,8 +321,8 @@ func Compute(episodes []Episode, sft *SFTStats, grpo *GRPOStats, k int) Metrics 
 			}
 		}
 		for j := 1; j <= min(k, t.Scored); j++ {
-			t.PassAtK[j] = rollout.PassAtK(t.Scored, t.Passed, j)
-			t.PassHatK[j] = rollout.PassHatK(t.Scored, t.Passed, j)
+			t.PassAtK[j] = ratFloat(passAtK(t.Scored, t.Passed, j))
+			t.PassHatK[j] = ratFloat(passHatK(t.Scored, t.Passed, j))
 		}
 		m.ByTask = append(m.ByTask, t)
 		pooled = append(pooled, TaskOutcome{Scored: t.Scored, Passed: t.Passed})
@@ -407,21 +407,56 @@ func averageK(tasks []TaskOutcome, k int) (at, hat map[int]float64, n map[int]in
 		most = max(most, t.Scored)
 	}
 	for j := 1; j <= min(k, most); j++ {
-		var sa, sh float64
+		sa, sh := new(big.Rat), new(big.Rat)
 		c := 0
 		for _, t := range tasks {
 			if t.Scored < j {
 				continue
 			}
-			sa += rollout.PassAtK(t.Scored, t.Passed, j)
-			sh += rollout.PassHatK(t.Scored, t.Passed, j)
+			sa.Add(sa, passAtK(t.Scored, t.Passed, j))
+			sh.Add(sh, passHatK(t.Scored, t.Passed, j))
 			c++
 		}
 		if c > 0 {
-			at[j], hat[j], n[j] = sa/float64(c), sh/float64(c), c
+			d := big.NewRat(int64(c), 1)
+			at[j], hat[j], n[j] = ratFloat(sa.Quo(sa, d)), ratFloat(sh.Quo(sh, d)), c
 		}
 	}
 	return at, hat, n
+}
+
+// passAtK is rollout.PassAtK computed exactly, 1 - prod_{i=n-c+1..n}
+// (i-k)/i, so that averages over the same outcomes pooled differently
+// (per task x view x harness, per task) are the same float, not 0.5 beside
+// 0.49999999999999994. Arguments are as rollout.PassAtK's, already valid.
+func passAtK(n, c, k int) *big.Rat {
+	if n-c < k {
+		return big.NewRat(1, 1)
+	}
+	p := big.NewRat(1, 1)
+	for i := n - c + 1; i <= n; i++ {
+		p.Mul(p, big.NewRat(int64(i-k), int64(i)))
+	}
+	return p.Sub(big.NewRat(1, 1), p)
+}
+
+// passHatK is rollout.PassHatK computed exactly: prod_{i=0..k-1}
+// (c-i)/(n-i).
+func passHatK(n, c, k int) *big.Rat {
+	p := big.NewRat(1, 1)
+	for i := 0; i < k; i++ {
+		if c-i <= 0 {
+			return new(big.Rat)
+		}
+		p.Mul(p, big.NewRat(int64(c-i), int64(n-i)))
+	}
+	return p
+}
+
+// ratFloat is the float64 nearest to r.
+func ratFloat(r *big.Rat) float64 {
+	f, _ := r.Float64()
+	return f
 }
 
 type group struct {

@@ -189,3 +189,42 @@ func TestMetricsGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestPassAtKExactAveraging: pass@k and pass^k are computed exactly, so
+// the same outcomes pooled per task x view x harness and per task give the
+// same float (metrics.json had task_pass_at_k {"1": 0.49999999999999994}
+// beside pass_at_k {"1": 0.5}), and an exact value prints exactly.
+func TestPassAtKExactAveraging(t *testing.T) {
+	one, zero := 1.0, 0.0
+	var eps []Episode
+	// Task a: 1 of 3 passed; task b: 2 of 3; task c: 3 of 6 over two
+	// harnesses (each 1 of 3 and 2 of 3).
+	add := func(task, harness string, scores ...*float64) {
+		for i, s := range scores {
+			eps = append(eps, ep(task, "agentic", harness, i, s, 0, 0))
+		}
+	}
+	add("a", "react", &one, &zero, &zero)
+	add("b", "react", &one, &one, &zero)
+	add("c", "react", &one, &zero, &zero)
+	add("c", "native", &one, &one, &zero)
+	m := Compute(eps, nil, nil, 2)
+	// Per group: 2/3, 1, 2/3, 1 at k=2; per task: 2/3, 1, 1-C(3,2)/C(6,2).
+	if d := cmp.Diff(map[int]float64{1: 0.5, 2: 5.0 / 6}, m.PassAtK); d != "" {
+		t.Errorf("pass_at_k (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[int]float64{1: 0.5, 2: 37.0 / 45}, m.TaskPassAtK); d != "" {
+		t.Errorf("task_pass_at_k (-want +got):\n%s", d)
+	}
+	wantHat := map[int]float64{1: 0.5, 2: 1.0 / 6}
+	if d := cmp.Diff(wantHat, m.PassHatK); d != "" {
+		t.Errorf("pass_hat_k (-want +got):\n%s", d)
+	}
+	// Task c pooled: 3 of 6; pass^2 = C(3,2)/C(6,2) = 1/5.
+	if d := cmp.Diff(map[int]float64{1: 0.5, 2: 1 - 3.0/15}, m.ByTask[2].PassAtK); d != "" {
+		t.Errorf("task c pass_at_k (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[int]float64{1: 0.5, 2: 0.2}, m.ByTask[2].PassHatK); d != "" {
+		t.Errorf("task c pass_hat_k (-want +got):\n%s", d)
+	}
+}
