@@ -471,11 +471,9 @@ var resumeFree = map[string]bool{
 // journal only: while that journal is empty, the block may change.
 var stageJournals = map[string]string{"sft": FileSFT, "grpo": FileGRPO}
 
-// noResults reports whether nothing in the folder came from the resolved
+// noResultsIn reports whether nothing in folder dir came from the resolved
 // config's top-level block key: a training-stage block (sft, grpo) whose
 // journal is empty or absent. Any other block counts as having results.
-func (r *runner) noResults(key string) bool { return noResultsIn(r.opts.Dir, key) }
-
 func noResultsIn(dir, key string) bool {
 	f, ok := stageJournals[key]
 	if !ok {
