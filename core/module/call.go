@@ -359,7 +359,7 @@ func parseResponse(out []byte) (*Result, *CallError) {
 		return nil, malformed("%v (%s)", err, excerpt(out))
 	}
 	if ans.InternalError != nil {
-		return nil, &CallError{Kind: internalKind(out), Message: "internal error: " + *ans.InternalError}
+		return nil, &CallError{Kind: internalKind(ans.Code), Code: ans.Code, Message: "internal error: " + *ans.InternalError}
 	}
 	if ans.Content == nil {
 		return nil, malformed("response has no content array (%s)", excerpt(out))

@@ -90,6 +90,7 @@ type CallError struct {
 	Tool    string
 	Kind    error
 	Message string   // what went wrong (trap message, internalError text, ...)
+	Code    string   // an internalError answer's code (abi.Internal*), else ""
 	Denied  []string // SQL statements the table policy refused during the call
 	Err     error    // underlying wazero error, if any
 }

@@ -111,12 +111,13 @@ func internalCode(out []byte) string {
 
 // internalKind is the failure of an internalError answer by its code
 // (abi.InternalError.Code): a call out of its interpreter step budget is a
-// budget failure like a deadline (ErrDeadline); every other internal error
-// (a failed statement of the program, fail(), a runtime error, a program
-// that does not compile, or none) is the module's bug (ErrTrap), attributed
-// to the environment.
-func internalKind(out []byte) error {
-	if internalCode(out) == abi.InternalSteps {
+// budget failure like a deadline (ErrDeadline), as is a program its call's
+// deadline cancelled; every other internal error (a failed statement of the
+// program, fail(), a runtime error, a program that does not compile, or
+// none) is the module's bug (ErrTrap), attributed to the environment.
+func internalKind(code string) error {
+	switch code {
+	case abi.InternalSteps, abi.InternalDeadline:
 		return ErrDeadline
 	}
 	return ErrTrap

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/interp"
 	"github.com/weft-dev/weft/sdk/spec"
 )
@@ -333,14 +334,14 @@ func (v *validator) call(stage Stage, base *state.Version, tool string, args jso
 	case errors.As(o.err, &ce):
 		o.internal = true
 		switch {
-		case errors.Is(ce.Kind, module.ErrDeadline), strings.Contains(ce.Message, "computation cancelled: deadline"):
-			// A native call's deadline cancels the Starlark thread, which
-			// answers with an internal error that says so.
+		case ce.Code == abi.InternalSteps:
+			o.budget = "steps: " + strings.TrimPrefix(ce.Message, "internal error: ")
+		case errors.Is(ce.Kind, module.ErrDeadline):
+			// Also a native call whose deadline cancelled the Starlark
+			// thread (abi.InternalDeadline).
 			o.budget = "time: " + ce.Message
 		case errors.Is(ce.Kind, module.ErrMemoryLimit):
 			o.budget = "memory: " + ce.Message
-		case strings.Contains(ce.Message, "step budget"):
-			o.budget = "steps: " + strings.TrimPrefix(ce.Message, "internal error: ")
 		}
 	case o.err != nil:
 		o.internal = true

@@ -267,6 +267,7 @@ const (
 	InternalSteps          = "step_budget"     // the call ran out of its interpreter step budget
 	InternalSQL            = "sql"             // a statement of the program failed (a module bug)
 	InternalFail           = "fail"            // the program called fail() or hit a runtime error
+	InternalDeadline       = "deadline"        // the call's deadline cancelled the program
 )
 
 // Answer holds every member an answer of weft_v1_call may have, for a host
@@ -283,6 +284,7 @@ type Answer struct {
 	IsError           bool              `json:"isError"`
 	NotFound          bool              `json:"notFound"`
 	InternalError     *string           `json:"internalError"`
+	Code              string            `json:"code"` // an InternalError's code
 	Contents          json.RawMessage   `json:"contents"`
 	Description       json.RawMessage   `json:"description"`
 	Messages          json.RawMessage   `json:"messages"`

@@ -147,6 +147,8 @@ func (in *Interpreter) Dispatch(ctx context.Context, h abi.Host, request []byte)
 			return internal(ie.code, ie.msg+backtrace(err))
 		case thread.ExecutionSteps() >= in.opts.MaxSteps:
 			return internal(abi.InternalSteps, fmt.Sprintf("tool %s ran out of its step budget (%d steps)", name, in.opts.MaxSteps))
+		case ctx.Err() != nil:
+			return internal(abi.InternalDeadline, errText(err))
 		default:
 			return internal(abi.InternalFail, errText(err))
 		}

@@ -225,7 +225,7 @@ func TestDeadlineCancels(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	got := string(in.Dispatch(ctx, &fakeHost{sql: users}, request("spin", `{}`, true)))
-	if !strings.Contains(got, "deadline: context deadline exceeded") {
+	if !strings.Contains(got, "deadline: context deadline exceeded") || !strings.HasSuffix(got, `"code":"deadline"}`) {
 		t.Errorf("spin with a deadline: %s", got)
 	}
 }
