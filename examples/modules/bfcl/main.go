@@ -122,7 +122,8 @@ func manifestJSON() []byte {
 // inputSchema converts BFCL's parameter dialect to JSON Schema: "dict" is
 // "object", "float" is "number", "tuple" is "array", "any" has no type;
 // objects at the top level take no other properties (Python raises on an
-// unexpected keyword argument).
+// unexpected keyword argument). Array element types are dropped: the
+// methods take any list, as Python does.
 func inputSchema(params json.RawMessage) []byte {
 	v, _ := decodeValue(params)
 	top, _ := v.(*Dict)
@@ -170,7 +171,8 @@ func convSchema(v any) any {
 			}
 			out.Set("properties", props)
 		case "items":
-			out.Set("items", convSchema(e))
+			// Element types are not enforced: Python takes any list
+			// (min_value(["a"]) is "a"); the description keeps them.
 		case "description", "enum", "required":
 			out.Set(k, e)
 		case "default":
