@@ -31,7 +31,9 @@ var _ = addClass(&class{name: "VehicleControlAPI", docs: "vehicle_control", load
 	"get_zipcode_based_on_city":                vcZip,
 	"set_navigation":                           vcNavigate,
 	"check_tire_pressure":                      vcTires,
-	"find_nearest_tire_shop":                   func(_, _ *Dict) (any, error) { return dict("shopLocation", "456 Oakwood Avenue, Rivermist, 83214"), nil },
+	"find_nearest_tire_shop": func(_, _ *Dict) (any, error) {
+		return dict("shopLocation", "456 Oakwood Avenue, Rivermist, 83214"), nil
+	},
 }})
 
 func loadVehicle(cfg *Dict) (*Dict, error) {
