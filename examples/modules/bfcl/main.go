@@ -131,6 +131,23 @@ func inputSchema(params json.RawMessage) []byte {
 		top = newDict()
 	}
 	conv := convSchema(top).(*Dict)
+	// An optional parameter also takes null (Python's None).
+	req := map[string]bool{}
+	if r, ok := conv.G("required").([]any); ok {
+		for _, x := range r {
+			if s, ok := x.(string); ok {
+				req[s] = true
+			}
+		}
+	}
+	if props, ok := conv.G("properties").(*Dict); ok {
+		for _, k := range props.Keys() {
+			p, _ := props.G(k).(*Dict)
+			if t, ok := p.Get("type"); ok && !req[k] && p != nil {
+				p.Set("type", []any{t, "null"})
+			}
+		}
+	}
 	conv.Set("type", "object")
 	conv.Set("additionalProperties", false)
 	if !conv.Has("properties") {

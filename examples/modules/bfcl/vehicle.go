@@ -161,7 +161,10 @@ func vcClimate(self, a *Dict) (any, error) {
 	temp := a.G("temperature")
 	fan := opt(a, "fanSpeed", int64(50))
 	mode := opt(a, "mode", "auto")
-	fs, _ := num(fan)
+	fs, ok := num(fan)
+	if !ok {
+		return nil, raise("'<=' not supported between instances of 'int' and '%T'", fan)
+	}
 	if !(0 <= fs && fs <= 100) {
 		return dict("error", "Fan speed must be between 0 and 100."), nil
 	}
