@@ -72,6 +72,7 @@ test:
 MODULE_ENV := WEFT_REGISTRY=$(CURDIR)/build/registry
 MODULE_FLAGS := --cache-dir $(CURDIR)/build/wazero
 ORACLE := examples/data/tau2-retail/oracle
+BFCL_ORACLE := examples/data/bfcl-multiturn/oracle
 
 RETAIL_SEED := examples/data/tau2-retail/db.state.json
 AIRLINE_ORACLE := examples/data/tau2-airline/oracle
@@ -108,6 +109,8 @@ module-test: build
 	scripts/oracle-test.sh retail-spec $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/tasks-public.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/fuzz-public.json
 	$(MAKE) c-notes-test
 
 module-test-slice: build
@@ -116,6 +119,7 @@ module-test-slice: build
 	scripts/oracle-test.sh retail $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh retail-spec $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/tasks-public.json
 	$(MAKE) c-notes-test
 
 c-notes-test:
