@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
-
-	"github.com/weft-dev/weft/core/state"
 )
 
 //go:embed schema.sql
@@ -43,14 +39,4 @@ func seedRows(involved []string, config map[string]json.RawMessage) ([]byte, err
 		rows = append(rows, map[string]any{"name": n, "config": cfg, "state": nil})
 	}
 	return json.Marshal(map[string]any{"bfcl_class": rows})
-}
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
-func seedVersion(ctx context.Context, store *state.Store, involved []string, config map[string]json.RawMessage) (*state.Version, error) {
-	rows, err := seedRows(involved, config)
-	if err != nil {
-		return nil, err
-	}
-	return store.LoadJSON(ctx, schemaSQL, bytes.NewReader(rows))
 }
