@@ -35,10 +35,10 @@ type BFCLOptions struct {
 	// state (its initial_config loaded into the module's tables); it
 	// becomes Task.InitialState.
 	InitialState json.RawMessage
-	// ChangesState reports whether the ground truth of turn k changes the
-	// state (a replay on the module decides it); nil: every turn with a
-	// call does.
-	ChangesState func(turn int) bool
+	// ChangesState reports whether ground-truth call i (an index into
+	// BFCLCase.Calls) changes the state (a replay on the module decides
+	// it); nil: every call does.
+	ChangesState func(call int) bool
 	// Source prefixes Task.Source ("bfcl" when empty).
 	Source string
 }
@@ -50,10 +50,11 @@ type BFCLOptions struct {
 // of BFCL's two checkers (bfcl_eval multi_turn_checker): its state check
 // is the overall state_equal (the final state equal to the ground truth
 // replay's) and, per turn that changes the state, changed_rows; its
-// response check (the ground truth's results among the model's) is, per
-// turn that changes nothing, a required_call of each ground-truth call
-// with all its arguments (the same call on the same state answers the
-// same). Errors: a case without id, turns or a call tagged with a turn
+// response check (each turn's ground-truth results among the model's) is
+// a required_call, with all its arguments, of each ground-truth call that
+// changes nothing (a read: the same call on the same state answers the
+// same; the results of the calls that change the state are covered by the
+// state check). Errors: a case without id, turns or a call tagged with a turn
 // out of range.
 func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 	if c.ID == "" {
@@ -73,6 +74,8 @@ func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 		t.Meta["excluded_function"] = c.ExcludedFunction
 	}
 	turns := make([][]Call, len(c.Question))
+	changes := make([]bool, len(c.Question))
+	reads := make([][]Call, len(c.Question))
 	for i, call := range c.Calls {
 		if call.Turn < 0 || call.Turn >= len(turns) {
 			return nil, fmt.Errorf("task: BFCL case %s: call %d (%s) has turn %d of %d", c.ID, i, call.Name, call.Turn, len(turns))
@@ -81,7 +84,13 @@ func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		turns[call.Turn] = append(turns[call.Turn], Call{Tool: call.Name, Arguments: args})
+		tc := Call{Tool: call.Name, Arguments: args}
+		turns[call.Turn] = append(turns[call.Turn], tc)
+		if opts.ChangesState == nil || opts.ChangesState(i) {
+			changes[call.Turn] = true
+		} else {
+			reads[call.Turn] = append(reads[call.Turn], tc)
+		}
 	}
 	var briefs []string
 	for k, msgs := range c.Question {
@@ -94,17 +103,12 @@ func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 		if k > 0 {
 			a.After = []string{fmt.Sprintf("turn-%d", k-1)}
 		}
-		changes := len(turns[k]) > 0
-		if opts.ChangesState != nil {
-			changes = changes && opts.ChangesState(k)
-		}
-		if changes {
+		if changes[k] {
 			a.Checks = append(a.Checks, Check{Kind: CheckChangedRows, Note: "BFCL state check of this turn"})
-		} else {
-			for _, call := range turns[k] {
-				a.Checks = append(a.Checks, Check{Kind: CheckRequiredCall, Tool: call.Tool, Arguments: call.Arguments,
-					Note: "BFCL response check: the ground truth's call (and so its result)"})
-			}
+		}
+		for _, call := range reads[k] {
+			a.Checks = append(a.Checks, Check{Kind: CheckRequiredCall, Tool: call.Tool, Arguments: call.Arguments,
+				Note: "BFCL response check: the ground truth's read (and so its result)"})
 		}
 		t.Atomic = append(t.Atomic, a)
 	}

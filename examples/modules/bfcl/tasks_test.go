@@ -55,7 +55,7 @@ func bfclTasks(t *testing.T) []*task.Task {
 		if err := ver.Export(&doc); err != nil {
 			t.Fatal(err)
 		}
-		changes := replayTurns(t, m, ver, &c)
+		changes := replayCalls(t, m, ver, &c)
 		tk, err := task.FromBFCL(&c, task.BFCLOptions{Modules: []string{"bfcl"}, InitialState: doc.Bytes(),
 			ChangesState: func(k int) bool { return changes[k] }})
 		if err != nil {
@@ -66,25 +66,20 @@ func bfclTasks(t *testing.T) []*task.Task {
 	return out
 }
 
-// replayTurns runs the ground truth turn by turn on a fork of ver and
-// reports which turns change the state (its hash).
-func replayTurns(t *testing.T, m *module.Module, ver *state.Version, c *task.BFCLCase) map[int]bool {
+// replayCalls runs the ground truth in order on a fork of ver and reports
+// which calls change the state (its hash).
+func replayCalls(t *testing.T, m *module.Module, ver *state.Version, c *task.BFCLCase) []bool {
 	t.Helper()
 	ctx := context.Background()
 	sess := &module.Session{Workspace: ver.Store().Fork(ver)}
-	changes := map[int]bool{}
-	for k := range c.Question {
+	changes := make([]bool, len(c.Calls))
+	for i, call := range c.Calls {
 		before := sess.Workspace.Hash()
-		for _, call := range c.Calls {
-			if call.Turn != k {
-				continue
-			}
-			res, err := m.Call(ctx, sess, call.Name, call.Arguments)
-			if err != nil || res.IsError {
-				t.Fatalf("%s turn %d: %s: %v %+v", c.ID, k, call.Name, err, res)
-			}
+		res, err := m.Call(ctx, sess, call.Name, call.Arguments)
+		if err != nil || res.IsError {
+			t.Fatalf("%s call %d: %s: %v %+v", c.ID, i, call.Name, err, res)
 		}
-		changes[k] = sess.Workspace.Hash() != before
+		changes[i] = sess.Workspace.Hash() != before
 	}
 	return changes
 }
