@@ -219,11 +219,11 @@ func fsMethod(f func(g *fsGraph, a *Dict) (any, error)) method {
 	return func(self, a *Dict) (any, error) {
 		g, err := fsLoad(self)
 		if err != nil {
-			return nil, &internal{err}
+			moduleBug(err)
 		}
 		out, err := f(g, a)
 		if serr := fsStore(self, g); serr != nil {
-			return nil, &internal{serr}
+			moduleBug(serr)
 		}
 		return out, err
 	}

@@ -287,12 +287,17 @@ func saveInstance(ctx context.Context, c *class, self *Dict, exists bool) error 
 func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (any, error) {
 	c := toolClass[name]
 	self, exists, err := loadInstance(ctx, c)
+	var pe *pyError
+	if errors.As(err, &pe) {
+		// The configuration itself makes _load_scenario raise.
+		return nil, err
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w", &internal{err})
+		moduleBug(err)
 	}
 	before, err := marshal(self)
 	if err != nil {
-		return nil, &internal{err}
+		moduleBug(err)
 	}
 	args := newDict()
 	keys := make([]string, 0, len(in))
@@ -310,11 +315,11 @@ func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (
 	out, callErr := c.methods[name](self, args)
 	after, err := marshal(self)
 	if err != nil {
-		return nil, &internal{err}
+		moduleBug(err)
 	}
 	if !bytes.Equal(before, after) || !exists {
 		if err := saveInstance(ctx, c, self, exists); err != nil {
-			return nil, &internal{err}
+			moduleBug(err)
 		}
 	}
 	if callErr != nil {
@@ -334,11 +339,13 @@ func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (
 	return json.RawMessage(b), nil
 }
 
-// internal marks a module failure (unreadable stored state): not a tool
-// error of the agent.
-type internal struct{ err error }
-
-func (e *internal) Error() string { return e.err.Error() }
+// moduleBug ends the call as an internal error (the SDK turns a panic
+// into one; the host rolls the call back and reports an infrastructure
+// failure): unreadable stored state or a failed SQL statement is not the
+// agent's mistake.
+func moduleBug(err error) {
+	panic(fmt.Sprintf("bfcl: %v", err))
+}
 
 // exportAll is the export hook: {class: {attribute: value}} for every
 // class with a row, the public attributes only (names not starting with

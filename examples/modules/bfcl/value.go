@@ -408,12 +408,8 @@ func pyFloat(f float64) string {
 	}
 	a := math.Abs(f)
 	if a != 0 && (a < 1e-4 || a >= 1e16) {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		mant, exp, _ := strings.Cut(s, "e")
-		if len(exp) == 3 && (exp[1] == '0') {
-			exp = exp[:1] + exp[2:]
-		}
-		return mant + "e" + exp
+		// Go and Python both write at least two exponent digits.
+		return strconv.FormatFloat(f, 'e', -1, 64)
 	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.Contains(s, ".") {
