@@ -52,14 +52,15 @@ build:
 # Volume tests (hundreds of episodes: every tau2-retail task per harness and
 # view, the attribution accuracy run) skip under -race and run here without
 # it; the concurrency they use is covered under -race by smaller tests.
-VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttributionAccuracy
+VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttributionAccuracy|TestBFCLPlantedFaults
 
 test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
 	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/retail
-	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness|Tau2Airline)$$' ./internal/cli
+	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/bfcl
+	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness|Tau2Airline|BFCLMultiturn)$$' ./internal/cli
 	$(MAKE) module-test-slice
 	$(MAKE) mcp-test
 
