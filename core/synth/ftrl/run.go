@@ -199,6 +199,21 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	var worlds []*World
+	if o.RetailSeed != "" {
+		w, err := RetailWorld(o.RetailSeed)
+		if err != nil {
+			return nil, err
+		}
+		worlds = append(worlds, w)
+	}
+	if o.AirlineSeed != "" {
+		w, err := AirlineWorld(o.AirlineSeed)
+		if err != nil {
+			return nil, err
+		}
+		worlds = append(worlds, w)
+	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("ftrl: %w", err)
 	}
@@ -223,21 +238,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	put := func(name string, v any) error { return files[name].e.Encode(v) }
 
-	var worlds []*World
-	if o.RetailSeed != "" {
-		w, err := RetailWorld(o.RetailSeed)
-		if err != nil {
-			return nil, err
-		}
-		worlds = append(worlds, w)
-	}
-	if o.AirlineSeed != "" {
-		w, err := AirlineWorld(o.AirlineSeed)
-		if err != nil {
-			return nil, err
-		}
-		worlds = append(worlds, w)
-	}
 	var records []dataset.FTRLRecord
 	var verl []train.VerlRLRecord
 	for _, w := range worlds {

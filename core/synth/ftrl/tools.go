@@ -192,12 +192,12 @@ type ScaleKind string
 
 // The scaling kinds, and Base for the integrated toolset unchanged.
 const (
-	Base                    ScaleKind = "base"
-	FunctionGeneralization  ScaleKind = "function_generalization"  // a single-attribute tool becomes lookup_<kind>(keys, field)
-	ParameterExpansion      ScaleKind = "parameter_expansion"      // every tool gets the optional include_kind argument
-	TypeGeneralization      ScaleKind = "type_generalization"      // digit-string keys also take integers
-	ToolsetExpansion        ScaleKind = "toolset_expansion"        // distractor tools no sub-question needs
-	maxDistractors                    = 3
+	Base                   ScaleKind = "base"
+	FunctionGeneralization ScaleKind = "function_generalization" // a single-attribute tool becomes lookup_<kind>(keys, field)
+	ParameterExpansion     ScaleKind = "parameter_expansion"     // every tool gets the optional include_kind argument
+	TypeGeneralization     ScaleKind = "type_generalization"     // digit-string keys also take integers
+	ToolsetExpansion       ScaleKind = "toolset_expansion"       // distractor tools no sub-question needs
+	maxDistractors                   = 3
 )
 
 // ScaleKinds lists the scaling kinds in order (Base first).
