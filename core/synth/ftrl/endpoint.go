@@ -39,7 +39,7 @@ func RewriteSchema(names []string) json.RawMessage {
 	}
 	s := map[string]any{"type": "object", "additionalProperties": false, "required": []string{"question", "descriptions"},
 		"properties": map[string]any{
-			"question": map[string]any{"type": "string"},
+			"question":     map[string]any{"type": "string"},
 			"descriptions": map[string]any{"type": "object", "additionalProperties": false, "required": names, "properties": props},
 		}}
 	b, _ := json.Marshal(s)
