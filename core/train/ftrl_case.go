@@ -306,7 +306,7 @@ type FTRLCaseCheck struct {
 func CheckFTRLCase(ctx context.Context, c *FTRLCase, m FTRLMode) (FTRLCaseCheck, error) {
 	step := FTRLStep{Response: c.Response, Unsolved: c.UnsolvedBefore, SolveRate: c.SolveRate, Answer: c.Answer}
 	if m == FTRLCompatible {
-		step.Feedback = c.Feedback
+		step.Feedback = c.Feedback // replayed, as the README asks
 	} else {
 		step.Run = c.Run
 	}

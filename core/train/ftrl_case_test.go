@@ -50,20 +50,40 @@ func TestFTRLCasesCompatible(t *testing.T) {
 	t.Logf("%d of %d pass, %d render diffs", pass, len(cases), render)
 }
 
-func TestFTRLCasesDefaultProbe(t *testing.T) {
+// TestFTRLDefaultDifferencesPerQuirk scores every case in FTRLDefault and
+// attributes each disagreement with FTRL to the one quirk that, restored
+// alone, makes the case pass.
+func TestFTRLDefaultDifferencesPerQuirk(t *testing.T) {
 	cases := loadFTRLCases(t)
 	pass := 0
+	per := map[string][]string{}
 	for _, c := range cases {
 		ck, err := CheckFTRLCase(context.Background(), c, FTRLDefault)
 		if err != nil {
-			t.Logf("%s: %v", c.ID, err)
-			continue
+			t.Fatalf("%s: %v", c.ID, err)
 		}
 		if ck.Pass {
 			pass++
-		} else {
-			t.Logf("%s: %v", c.ID, ck.Diffs)
+			continue
 		}
+		var fixes []string
+		for _, q := range ftrlQuirkNames {
+			ck, err := CheckFTRLCase(context.Background(), c, ftrlCustom|FTRLMode(q.q))
+			if err != nil {
+				t.Fatalf("%s with %s: %v", c.ID, q.name, err)
+			}
+			if ck.Pass {
+				fixes = append(fixes, q.name)
+			}
+		}
+		if len(fixes) != 1 {
+			t.Errorf("%s: fixed by %v, want exactly one quirk", c.ID, fixes)
+			continue
+		}
+		per[fixes[0]] = append(per[fixes[0]], c.ID)
 	}
-	t.Logf("%d of %d pass", pass, len(cases))
+	for _, q := range ftrlQuirkNames {
+		t.Logf("%s: %d %v", q.name, len(per[q.name]), per[q.name])
+	}
+	t.Logf("default: %d passed, %d failed", pass, len(cases)-pass)
 }

@@ -34,6 +34,49 @@ const (
 	FTRLDefault
 )
 
+// ftrlQuirk is one FTRL behaviour FTRLDefault deliberately does not copy.
+// docs/ftrl.md names each; TestFTRLDefaultDifferencesPerQuirk attributes
+// every case where the modes disagree to exactly one of them.
+type ftrlQuirk uint
+
+const (
+	quirkSuffixOnce ftrlQuirk = 1 << iota // <|endoftext|> then <|im_end|>, once each
+	quirkLStripSet                        // lstrip('<tool_call>') strips a character set
+	quirkPySpace                          // str.strip() also strips U+001C..U+001F
+	quirkPyLower                          // str.lower(): İ -> i̇, final sigma
+	quirkPyJSON                           // json.loads: NaN, Infinity, 1e400, int digit limit
+	quirkAnyName                          // a truthy non-string name is a call
+	quirkAll        = quirkSuffixOnce | quirkLStripSet | quirkPySpace | quirkPyLower | quirkPyJSON | quirkAnyName
+)
+
+var ftrlQuirkNames = []struct {
+	q    ftrlQuirk
+	name string
+}{
+	{quirkSuffixOnce, "suffix-once"}, {quirkLStripSet, "lstrip-set"}, {quirkPySpace, "py-space"},
+	{quirkPyLower, "py-lower"}, {quirkPyJSON, "py-json"}, {quirkAnyName, "any-name"},
+}
+
+// ftrlCustom marks an FTRLMode built from a quirk set (tests only):
+// FTRLMode(ftrlCustom | quirks).
+const ftrlCustom FTRLMode = 1 << 16
+
+func (m FTRLMode) quirks() ftrlQuirk {
+	switch {
+	case m == FTRLCompatible:
+		return quirkAll
+	case m&ftrlCustom != 0:
+		return ftrlQuirk(m&^ftrlCustom) & quirkAll
+	}
+	return 0
+}
+
+func (m FTRLMode) has(q ftrlQuirk) bool { return m.quirks()&q != 0 }
+
+func (m FTRLMode) valid() bool {
+	return m == FTRLCompatible || m == FTRLDefault || m&ftrlCustom != 0 && ftrlQuirk(m&^ftrlCustom)&^quirkAll == 0
+}
+
 func (m FTRLMode) String() string {
 	switch m {
 	case FTRLCompatible:
@@ -91,14 +134,14 @@ const (
 )
 
 func (m FTRLMode) strip(s string) string {
-	if m == FTRLCompatible {
+	if m.has(quirkPySpace) {
 		return PyStrip(s)
 	}
 	return strings.TrimSpace(s)
 }
 
 func (m FTRLMode) lower(s string) string {
-	if m == FTRLCompatible {
+	if m.has(quirkPyLower) {
 		return PyLower(s)
 	}
 	return strings.ToLower(s)
@@ -118,9 +161,9 @@ func (m FTRLMode) norm(s string) string {
 // neither ends the text.
 func (m FTRLMode) stripSuffixTokens(r string) string {
 	r = m.strip(r)
-	if m == FTRLCompatible {
-		r = PyStrip(strings.TrimSuffix(r, ftrlEOT))
-		return PyStrip(strings.TrimSuffix(r, ftrlIMEnd))
+	if m.has(quirkSuffixOnce) {
+		r = m.strip(strings.TrimSuffix(r, ftrlEOT))
+		return m.strip(strings.TrimSuffix(r, ftrlIMEnd))
 	}
 	for {
 		switch {
@@ -157,7 +200,7 @@ func ParseFTRLResponse(response string, m FTRLMode) FTRLParsed {
 		if p == "" || !strings.HasPrefix(p, ftrlToolOpen) {
 			continue
 		}
-		if m == FTRLCompatible {
+		if m.has(quirkLStripSet) {
 			p = pyLStripSet(p, ftrlToolOpen)
 		} else {
 			p = strings.TrimPrefix(p, ftrlToolOpen)
@@ -173,7 +216,7 @@ func ParseFTRLResponse(response string, m FTRLMode) FTRLParsed {
 }
 
 func (m FTRLMode) loads(s string) (PyValue, error) {
-	if m == FTRLCompatible {
+	if m.has(quirkPyJSON) {
 		return PyJSONLoads(s)
 	}
 	return strictJSONLoads(s)
@@ -189,7 +232,7 @@ func (m FTRLMode) parseCall(s string) (FTRLCall, bool) {
 	if !name.Truthy() {
 		return FTRLCall{}, false
 	}
-	if m == FTRLDefault && name.Kind != PyStr {
+	if !m.has(quirkAnyName) && name.Kind != PyStr {
 		return FTRLCall{}, false
 	}
 	args, ok := v.Get("arguments")
@@ -332,7 +375,7 @@ var ErrFTRLUnhashableName = errors.New("tool call name is a list or object: FTRL
 // bit for bit. Errors: the feedback count differs from p, Run fails, or
 // ErrFTRLUnhashableName; the step is then unscored and s is untouched.
 func FTRLScore(ctx context.Context, s FTRLStep, m FTRLMode) (FTRLResult, error) {
-	if m != FTRLCompatible && m != FTRLDefault {
+	if !m.valid() {
 		return FTRLResult{}, fmt.Errorf("train.FTRLScore: unknown %v", m)
 	}
 	parsed := ParseFTRLResponse(s.Response, m)
