@@ -294,10 +294,12 @@ func assistantMessages(id string, turn int, r train.FTRLResult) []model.Message 
 }
 
 // Rollout runs one episode of sample s0 (a step-0 sample) with FTRL's
-// data_sample loop: each turn is scored with train.FTRLScore in mode
-// (unsolved_set before the turn, the calls run on env), and every turn
-// with a tool call appends a Sample of the new prefix with the updated
-// unsolved_set and solve_rate; a turn without calls ends the episode.
+// data_sample loop, the accounting train.FTRLEpisode's: each turn's calls
+// (train.ParseFTRLResponse in mode) run on env, the turn is scored from
+// the unsolved_set before it (train.FTRLScore through FTRLEpisode.Step),
+// and every turn with a tool call appends a Sample of the new prefix with
+// the updated unsolved_set and solve_rate; a turn without calls ends the
+// episode.
 // maxTurns bounds the turns (FTRL's --max_turns, default 20).
 func Rollout(ctx context.Context, env *Env, sc *Scenario, s0 Sample, f Faults, seed uint64, maxTurns int, mode train.FTRLMode) (*Episode, []Sample, error) {
 	pol, err := scripted.New(Script(sc, env.Dep.Variant, s0.Unsolved), f.Faults, seed)
@@ -308,22 +310,31 @@ func Rollout(ctx context.Context, env *Env, sc *Scenario, s0 Sample, f Faults, s
 	run := env.Runner()
 	tools := toolDefs(&s0)
 	ep := &Episode{ID: s0.Variant + "-e" + fmt.Sprint(seed%1000), Sample: s0.ID, Scenario: sc.ID, Type: sc.Type, Variant: s0.Variant}
+	answer := sc.Answer
+	acc, err := train.NewFTRLEpisode(s0.Unsolved, &answer, mode)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ftrl: %s: %w", s0.ID, err)
+	}
 	cur := s0
-	total := s0.Unsolved.Count()
 	samples := []Sample{s0}
 	for turn := 0; turn < maxTurns; turn++ {
 		resp, fault, err := Respond(ctx, pol, 0, cur.Messages, tools, rng.Float64(), f.EmptyReply)
 		if err != nil {
 			return nil, nil, err
 		}
-		answer := sc.Answer
-		r, err := train.FTRLScore(ctx, train.FTRLStep{Response: resp, Unsolved: cur.Unsolved, SolveRate: cur.SolveRate, Answer: &answer, Run: run}, mode)
+		var outputs []string
+		if calls := train.ParseFTRLResponse(resp, mode).Calls; len(calls) > 0 {
+			if outputs, err = run(ctx, calls); err != nil {
+				return nil, nil, err
+			}
+		}
+		r, err := acc.Step(ctx, resp, outputs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ftrl: %s turn %d: %w", ep.ID, turn, err)
 		}
 		ep.Steps = append(ep.Steps, Step{Turn: turn, Response: resp, Fault: fault, Branch: r.Branch, Scores: r.Scores,
-			Feedback: r.Feedback, Solved: len(r.Solved), Unsolved: r.Unsolved})
-		if len(r.Calls) == 0 {
+			Feedback: r.Feedback, Solved: len(r.Solved), Unsolved: acc.Unsolved()})
+		if acc.Done() {
 			ep.Correct = r.Branch == train.BranchAnswer
 			break
 		}
@@ -331,20 +342,11 @@ func Rollout(ctx context.Context, env *Env, sc *Scenario, s0 Sample, f Faults, s
 		next.Step = cur.Step + 1
 		next.ID = fmt.Sprintf("%s-s%d", s0.Variant, next.Step)
 		next.Messages = append(append([]model.Message(nil), cur.Messages...), assistantMessages(s0.Variant, turn, r)...)
-		next.Unsolved = r.Unsolved
-		next.SolveRate = solveRate(r.Unsolved, total)
+		next.Unsolved = acc.Unsolved()
+		next.SolveRate = acc.SolveRate()
 		samples = append(samples, next)
 		cur = next
 	}
 	ep.Solved = cur.SolveRate
 	return ep, samples, nil
-}
-
-// solveRate is FTRL's 1 - remaining/total (total > 0 always: every
-// scenario has a sub-question).
-func solveRate(u train.UnsolvedSet, total int) float64 {
-	if total == 0 {
-		return 1
-	}
-	return 1 - float64(u.Count())/float64(total)
 }
