@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures clean proto proto-tools
 
 all: build
 
@@ -37,6 +37,7 @@ help:
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
+	@echo "make ftrl    FTRL's environments and data at full size (weft run configs/ftrl.hcl into runs/ftrl), run twice and compared byte for byte"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
@@ -181,6 +182,17 @@ load-test:
 DEMO_FLAGS ?=
 demo: build
 	$(BIN) run configs/tau2-retail.hcl $(DEMO_FLAGS)
+
+# FTRL end to end at full size (configs/ftrl.hcl: 32 scenarios per database,
+# G = 16; docs/ftrl.md), then again into runs/ftrl-again: the two runs must be
+# byte-identical (same seed). FTRL_FLAGS (e.g. "--var scenarios=8") changes it.
+FTRL_FLAGS ?=
+ftrl:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+	rm -rf runs/ftrl runs/ftrl-again
+	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS)
+	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS) --out runs/ftrl-again > /dev/null
+	diff -r runs/ftrl runs/ftrl-again > /dev/null && echo "ftrl: the second run with the same seed is byte-identical (diff -r runs/ftrl runs/ftrl-again)"
 
 # Runs each fuzz target for FUZZTIME. Seed and regression corpora live under
 # each package's testdata/fuzz/ and also run as ordinary tests in `make test`.
