@@ -68,6 +68,7 @@ ftrl {
   max_turns         = 20
   empty_reply       = 0.03
   group_empty_reply = 0.1
+  parallel_calls    = 0.5
 }
 
 pipeline {

@@ -755,6 +755,7 @@ func (d *decoder) ftrl(n *node, cfg *Config, policies *names) *FTRL {
 		MaxTurns:        d.integer(n, "max_turns"),
 		EmptyReply:      d.number(n, "empty_reply"),
 		GroupEmptyReply: d.number(n, "group_empty_reply"),
+		ParallelCalls:   d.number(n, "parallel_calls"),
 		ServerDirs:      d.flag(n, "server_dirs"),
 		Source:          n.source(),
 	}

@@ -376,6 +376,7 @@ type FTRL struct {
 	MaxTurns        int     `json:"max_turns"`
 	EmptyReply      float64 `json:"empty_reply"`
 	GroupEmptyReply float64 `json:"group_empty_reply"`
+	ParallelCalls   float64 `json:"parallel_calls"`
 	ServerDirs      bool    `json:"server_dirs"`
 	Source          *Source `json:"-"`
 }

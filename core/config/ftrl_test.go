@@ -21,7 +21,7 @@ func TestShippedFTRLConfig(t *testing.T) {
 	want := &config.FTRL{
 		RetailSeed: filepath.Join(root, "examples/servers/tau2-retail/seed.json"), AirlineSeed: filepath.Join(root, "examples/servers/tau2-airline/seed.json"),
 		Scenarios: 32, Seed: 1, Mode: "compatible", GroupSize: 16, Policy: "scripted", GroupPolicy: "candidates", MaxTurns: 20,
-		EmptyReply: 0.03, GroupEmptyReply: 0.1, ServerDirs: true,
+		EmptyReply: 0.03, GroupEmptyReply: 0.1, ParallelCalls: 0.5, ServerDirs: true,
 	}
 	if diff := cmp.Diff(want, cfg.FTRL, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Source" }, cmp.Ignore())); diff != "" {
 		t.Errorf("ftrl (-want +got):\n%s", diff)

@@ -399,6 +399,7 @@ var rootSpec = &blockSpec{
 				{name: "max_turns", kind: kInt, dflt: 20, min: bound(1), doc: "Turns of an episode at most (FTRL's --max_turns)."},
 				{name: "empty_reply", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "Probability that an episode turn's reply is empty (FTRL's -0.5 branch)."},
 				{name: "group_empty_reply", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "The same for the GRPO candidates."},
+				{name: "parallel_calls", kind: kNumber, dflt: 0.5, min: bound(0), max: bound(1), doc: "Probability that a turn with two or more sub-questions ready (a parallel scenario's branches) calls them all at once, episodes and candidates alike."},
 				{name: "server_dirs", kind: kBool, dflt: true, doc: "Write every deployed server's spec directory under servers/."},
 			},
 		},

@@ -14,7 +14,7 @@ import (
 // with an ftrl block, writing into dir: the databases, scenarios, seed,
 // mode and G of the block; the episode faults from the rollout policy's
 // scripted faults plus empty_reply, the GRPO candidates' from
-// group_policy's plus group_empty_reply. Errors: no ftrl block, an
+// group_policy's plus group_empty_reply, parallel_calls for both. Errors: no ftrl block, an
 // unknown mode, a policy that is not declared or not scripted (config
 // checks these; a hand-built Config may not).
 func FTRLOptions(cfg *config.Config, dir string) (ftrl.Options, error) {
@@ -32,7 +32,7 @@ func FTRLOptions(cfg *config.Config, dir string) (ftrl.Options, error) {
 				if p.Scripted == nil {
 					return ftrl.Faults{}, fmt.Errorf("pipeline: ftrl: policy %q is not scripted", name)
 				}
-				return ftrl.Faults{Faults: p.Scripted.Faults, EmptyReply: empty}, nil
+				return ftrl.Faults{Faults: p.Scripted.Faults, EmptyReply: empty, ParallelCalls: f.ParallelCalls}, nil
 			}
 		}
 		return ftrl.Faults{}, fmt.Errorf("pipeline: ftrl: no policy %q", name)

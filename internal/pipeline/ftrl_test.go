@@ -26,8 +26,8 @@ func TestFTRLOptions(t *testing.T) {
 	want := ftrl.Options{
 		RetailSeed: filepath.Join(root, "examples/servers/tau2-retail/seed.json"), AirlineSeed: filepath.Join(root, "examples/servers/tau2-airline/seed.json"),
 		Scenarios: 32, Seed: 1, G: 16, MaxTurns: 20, Mode: train.FTRLCompatible, Out: "/out",
-		Faults:      ftrl.Faults{Faults: scripted.Faults{ExtraCall: 0.08, HallucinatedTool: 0.06, MalformedCall: 0.05, EarlyStop: 0.05, WrongArgument: 0.06}, EmptyReply: 0.03},
-		GroupFaults: ftrl.Faults{Faults: scripted.Faults{ExtraCall: 0.2, HallucinatedTool: 0.15, MalformedCall: 0.15, EarlyStop: 0.15, WrongArgument: 0.15}, EmptyReply: 0.1},
+		Faults:      ftrl.Faults{Faults: scripted.Faults{ExtraCall: 0.08, HallucinatedTool: 0.06, MalformedCall: 0.05, EarlyStop: 0.05, WrongArgument: 0.06}, EmptyReply: 0.03, ParallelCalls: 0.5},
+		GroupFaults: ftrl.Faults{Faults: scripted.Faults{ExtraCall: 0.2, HallucinatedTool: 0.15, MalformedCall: 0.15, EarlyStop: 0.15, WrongArgument: 0.15}, EmptyReply: 0.1, ParallelCalls: 0.5},
 	}
 	if o != want {
 		t.Errorf("options\n got %+v\nwant %+v", o, want)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/weft-dev/weft/core/model"
@@ -123,10 +124,14 @@ func (e *Env) Runner() func(ctx context.Context, calls []train.FTRLCall) ([]stri
 // core/model/scripted faults (extra calls, hallucinated i.e. wrong tools,
 // early stops i.e. early answers, malformed calls, wrong arguments, skipped
 // steps) plus EmptyReply, the probability that a turn's whole reply is
-// empty (FTRL's -0.5 branch).
+// empty (FTRL's -0.5 branch), and ParallelCalls, the probability that a
+// turn with two or more sub-questions ready (independent branches of a
+// parallel scenario) calls all of them at once, as FTRL's parallel
+// scenarios expect (p > 1 calls in one turn).
 type Faults struct {
 	scripted.Faults
-	EmptyReply float64 `json:"empty_reply"`
+	EmptyReply    float64 `json:"empty_reply"`
+	ParallelCalls float64 `json:"parallel_calls"`
 }
 
 // Step is one scored assistant turn of an episode.
@@ -154,15 +159,17 @@ type Episode struct {
 	Solved   float64      `json:"solve_rate"`
 }
 
-// Script is the reference solution of sample s from its prefix: the gold
-// call of every sub-question whose answer its tool still expects, in
-// order, then the final answer.
-func Script(sc *Scenario, v *Variant, unsolved train.UnsolvedSet) scripted.Script {
+// Script is the reference solution from a prefix whose unsolved_set is
+// unsolved: the gold call of every sub-question whose answer its tool
+// still expects, in order, then the final answer. Ready are the calls of
+// those sub-questions whose dependency is solved (the first open one of
+// each branch), in order.
+func Script(sc *Scenario, v *Variant, unsolved train.UnsolvedSet) (s scripted.Script, ready []scripted.Step) {
 	left := map[string][]string{}
 	for _, t := range unsolved {
 		left[t.Tool] = append([]string(nil), t.Answers...)
 	}
-	var s scripted.Script
+	open := map[string]bool{}
 	for _, q := range sc.SubQuestions {
 		tool := v.ToolOf[q.ID]
 		i := indexOf(left[tool], q.Answer)
@@ -170,10 +177,15 @@ func Script(sc *Scenario, v *Variant, unsolved train.UnsolvedSet) scripted.Scrip
 			continue
 		}
 		left[tool] = append(left[tool][:i:i], left[tool][i+1:]...)
-		s.Steps = append(s.Steps, scripted.Step{Tool: tool, Arguments: goldArgs(v, q, tool)})
+		open[q.ID] = true
+		st := scripted.Step{Tool: tool, Arguments: goldArgs(v, q, tool)}
+		s.Steps = append(s.Steps, st)
+		if q.DependsOn == "" || !open[q.DependsOn] {
+			ready = append(ready, st)
+		}
 	}
 	s.Steps = append(s.Steps, scripted.Step{Say: "The answer is: " + sc.Answer + "."})
-	return s
+	return s, ready
 }
 
 func indexOf(xs []string, x string) int {
@@ -250,33 +262,55 @@ func toolDefs(s *Sample) []model.Tool {
 	return out
 }
 
-// FaultEmptyReply names the empty-reply fault in Step.Fault.
-const FaultEmptyReply = "empty_reply"
+// FaultEmptyReply and ParallelTurn name the empty-reply fault and a
+// turn of parallel calls in Step.Fault.
+const (
+	FaultEmptyReply = "empty_reply"
+	ParallelTurn    = "parallel_calls"
+)
 
-// Respond is the raw text of the policy's next turn from messages (the
-// Hermes/Qwen <tool_call> format FTRL parses) and the plan entry's fault,
-// or "" with FaultEmptyReply when the empty-reply draw u falls under rate.
-// The policy's plan starts after offset assistant messages
-// (scripted.Offset): a script written for a prefix.
-func Respond(ctx context.Context, p *scripted.Policy, offset int, msgs []model.Message, tools []model.Tool, u, rate float64) (string, string, error) {
-	if u < rate {
+// NextTurn is the raw text of the policy's next turn after the prefix
+// (messages msgs, unsolved_set unsolved) in the Hermes/Qwen <tool_call>
+// format FTRL parses, and what it did (a scripted Fault* name,
+// FaultEmptyReply, ParallelTurn or ""). The turn is planned from the
+// prefix's state: the scripted policy (core/model/scripted, faults f,
+// seed) over Script(sc, v, unsolved), answering its plan's first entry;
+// before that, with seed's own draws, an empty reply (rate f.EmptyReply)
+// or, with two or more calls ready, all of them in one turn (rate
+// f.ParallelCalls).
+func NextTurn(ctx context.Context, sc *Scenario, v *Variant, msgs []model.Message, unsolved train.UnsolvedSet, tools []model.Tool, f Faults, seed uint64) (string, string, error) {
+	script, ready := Script(sc, v, unsolved)
+	r := rand.New(rand.NewPCG(seed, 0x7475726e))
+	uEmpty, uPar := r.Float64(), r.Float64()
+	if uEmpty < f.EmptyReply {
 		return "", FaultEmptyReply, nil
 	}
-	k := -offset
+	if len(ready) >= 2 && uPar < f.ParallelCalls {
+		var b strings.Builder
+		for i, st := range ready {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			nb, _ := json.Marshal(st.Tool)
+			b.WriteString("<tool_call>\n{\"name\": " + string(nb) + ", \"arguments\": " + string(st.Arguments) + "}\n</tool_call>")
+		}
+		return b.String(), ParallelTurn, nil
+	}
+	p, err := scripted.New(script, f.Faults, seed)
+	if err != nil {
+		return "", "", err
+	}
+	offset := 0
 	for _, m := range msgs {
 		if m.Role == model.RoleAssistant {
-			k++
+			offset++
 		}
 	}
 	resp, err := scripted.Offset(p, offset).Generate(ctx, &model.Request{Messages: msgs, Tools: tools, Format: model.FormatHermes})
 	if err != nil {
 		return "", "", err
 	}
-	fault := ""
-	if plan := p.Plan(); k >= 0 && k < len(plan) {
-		fault = plan[k].Fault
-	}
-	return resp.Message.Content, fault, nil
+	return resp.Message.Content, p.Plan()[0].Fault, nil
 }
 
 // assistantMessage is the parsed turn as FTRL stores it: the content and
@@ -294,7 +328,8 @@ func assistantMessages(id string, turn int, r train.FTRLResult) []model.Message 
 }
 
 // Rollout runs one episode of sample s0 (a step-0 sample) with FTRL's
-// data_sample loop, the accounting train.FTRLEpisode's: each turn's calls
+// data_sample loop, the accounting train.FTRLEpisode's: each turn is
+// planned from the prefix's state by NextTurn (seed per turn), its calls
 // (train.ParseFTRLResponse in mode) run on env, the turn is scored from
 // the unsolved_set before it (train.FTRLScore through FTRLEpisode.Step),
 // and every turn with a tool call appends a Sample of the new prefix with
@@ -302,11 +337,6 @@ func assistantMessages(id string, turn int, r train.FTRLResult) []model.Message 
 // episode.
 // maxTurns bounds the turns (FTRL's --max_turns, default 20).
 func Rollout(ctx context.Context, env *Env, sc *Scenario, s0 Sample, f Faults, seed uint64, maxTurns int, mode train.FTRLMode) (*Episode, []Sample, error) {
-	pol, err := scripted.New(Script(sc, env.Dep.Variant, s0.Unsolved), f.Faults, seed)
-	if err != nil {
-		return nil, nil, err
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x656d707479))
 	run := env.Runner()
 	tools := toolDefs(&s0)
 	ep := &Episode{ID: s0.Variant + "-e" + fmt.Sprint(seed%1000), Sample: s0.ID, Scenario: sc.ID, Type: sc.Type, Variant: s0.Variant}
@@ -318,7 +348,7 @@ func Rollout(ctx context.Context, env *Env, sc *Scenario, s0 Sample, f Faults, s
 	cur := s0
 	samples := []Sample{s0}
 	for turn := 0; turn < maxTurns; turn++ {
-		resp, fault, err := Respond(ctx, pol, 0, cur.Messages, tools, rng.Float64(), f.EmptyReply)
+		resp, fault, err := NextTurn(ctx, sc, env.Dep.Variant, cur.Messages, cur.Unsolved, tools, f, seedOf(seed, "turn", strconv.Itoa(turn)))
 		if err != nil {
 			return nil, nil, err
 		}

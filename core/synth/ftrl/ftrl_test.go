@@ -402,3 +402,43 @@ func TestRolloutFaultFree(t *testing.T) {
 		t.Errorf("last turn messages %+v", last[5:])
 	}
 }
+
+// A parallel scenario's ready sub-questions are called in one turn: two
+// calls that solve two answers score 2q/(p+1) = 4/3; then the dependent
+// sub-question is the only one ready.
+func TestNextTurnParallel(t *testing.T) {
+	r, _ := worlds(t)
+	sc := &Scenario{ID: "p", Type: ParallelMultiHop, Answer: "delivered, 80279",
+		SubQuestions: []SubQuestion{
+			{ID: "p-q0", Kind: "user", Attr: "latest_order", Key: []string{"noah_brown_6181"}, Answer: "#W7678072"},
+			{ID: "p-q1", Kind: "order", Attr: "status", Key: []string{"#W7678072"}, Answer: "delivered", DependsOn: "p-q0"},
+			{ID: "p-q2", Kind: "user", Attr: "zip", Key: []string{"noah_brown_6181"}, Answer: "80279", Branch: 1},
+		}}
+	d := deployOne(t, r, sc, Base)
+	env, err := NewEnv(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	s0 := InitialSample(sc, d, "x")
+	f := Faults{ParallelCalls: 1}
+	resp, what, err := NextTurn(context.Background(), sc, d.Variant, s0.Messages, s0.Unsolved, toolDefs(&s0), f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<tool_call>\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"noah_brown_6181\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_user_details\", \"arguments\": {\"user_id\": \"noah_brown_6181\"}}\n</tool_call>"
+	if resp != want || what != ParallelTurn {
+		t.Fatalf("turn %q (%s), want %q", resp, what, want)
+	}
+	ans := sc.Answer
+	res, err := train.FTRLScore(context.Background(), train.FTRLStep{Response: resp, Unsolved: s0.Unsolved, Answer: &ans, Run: env.Runner()}, train.FTRLCompatible)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scores.F1 != 4.0/3 || len(res.Solved) != 2 || res.Unsolved.Count() != 1 {
+		t.Errorf("scores %+v solved %v unsolved %v", res.Scores, res.Solved, res.Unsolved)
+	}
+	if _, ready := Script(sc, d.Variant, res.Unsolved); len(ready) != 1 || ready[0].Tool != "get_order_status" {
+		t.Errorf("ready after the parallel turn: %+v", ready)
+	}
+}

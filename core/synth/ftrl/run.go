@@ -14,7 +14,6 @@ import (
 
 	"github.com/weft-dev/weft/core/dataset"
 	"github.com/weft-dev/weft/core/model"
-	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/train"
 )
@@ -134,8 +133,13 @@ func (o *Options) defaults() error {
 		if err := f.Faults.Validate(); err != nil {
 			return err
 		}
-		if !(f.EmptyReply >= 0 && f.EmptyReply <= 1) {
-			return fmt.Errorf("ftrl: fault rate empty_reply = %v, want a probability in [0, 1]", f.EmptyReply)
+		for _, r := range []struct {
+			name string
+			v    float64
+		}{{"empty_reply", f.EmptyReply}, {"parallel_calls", f.ParallelCalls}} {
+			if !(r.v >= 0 && r.v <= 1) {
+				return fmt.Errorf("ftrl: fault rate %s = %v, want a probability in [0, 1]", r.name, r.v)
+			}
 		}
 	}
 	return nil
@@ -466,30 +470,16 @@ func episodes(ctx context.Context, o Options, sum *Summary, counts []*TypeCounts
 }
 
 // Group is the atomic-turn GRPO group of prefix s: G candidate next turns
-// from the scripted policy (candidate g with its own seed over the
-// prefix's remaining script, faults f), each scored with train.FTRLScore
+// (NextTurn, candidate g with its own seed, faults f), each scored with train.FTRLScore
 // from s's unsolved_set on its own fork of the environment; reward =
 // solve-F1, advantage = train.GroupAdvantages over the group. Segments
 // are in candidate order, GroupID = s.ID.
 func Group(ctx context.Context, env *Env, sc *Scenario, s *Sample, f Faults, g int, seed uint64, mode train.FTRLMode) ([]train.RLSegment, error) {
-	offset := 0
-	for _, m := range s.Messages {
-		if m.Role == model.RoleAssistant {
-			offset++
-		}
-	}
-	script := Script(sc, env.Dep.Variant, s.Unsolved)
 	tools := toolDefs(s)
 	rewards := make([]float64, g)
 	segs := make([]train.RLSegment, g)
 	for i := 0; i < g; i++ {
-		cs := seedOf(seed, "candidate", strconv.Itoa(i))
-		pol, err := scripted.New(script, f.Faults, cs)
-		if err != nil {
-			return nil, err
-		}
-		u := rand.New(rand.NewPCG(cs, 1)).Float64()
-		resp, fault, err := Respond(ctx, pol, offset, s.Messages, tools, u, f.EmptyReply)
+		resp, _, err := NextTurn(ctx, sc, env.Dep.Variant, s.Messages, s.Unsolved, tools, f, seedOf(seed, "candidate", strconv.Itoa(i)))
 		if err != nil {
 			return nil, err
 		}
@@ -499,7 +489,6 @@ func Group(ctx context.Context, env *Env, sc *Scenario, s *Sample, f Faults, g i
 			return nil, fmt.Errorf("ftrl: group %s candidate %d: %w", s.ID, i, err)
 		}
 		rewards[i] = r.Scores.F1
-		_ = fault
 		segs[i] = train.RLSegment{GroupID: s.ID, TaskID: s.Variant, Turn: s.Step, Prompt: s.Messages,
 			Completion: assistantMessages(fmt.Sprintf("%s_g%d", s.ID, i), s.Step, r), Reward: r.Scores.F1}
 	}

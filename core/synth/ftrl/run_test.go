@@ -27,8 +27,8 @@ import (
 func testOptions(out string, seed uint64) Options {
 	return Options{
 		RetailSeed: retailSeed, AirlineSeed: airlineSeed, Scenarios: 4, Seed: seed, G: 4, Out: out,
-		Faults:      Faults{Faults: scripted.Faults{ExtraCall: 0.1, HallucinatedTool: 0.1, MalformedCall: 0.1, EarlyStop: 0.05, WrongArgument: 0.1}, EmptyReply: 0.05},
-		GroupFaults: Faults{Faults: scripted.Faults{ExtraCall: 0.2, HallucinatedTool: 0.2, MalformedCall: 0.2, EarlyStop: 0.2, WrongArgument: 0.2}, EmptyReply: 0.1},
+		Faults:      Faults{Faults: scripted.Faults{ExtraCall: 0.1, HallucinatedTool: 0.1, MalformedCall: 0.1, EarlyStop: 0.05, WrongArgument: 0.1}, EmptyReply: 0.05, ParallelCalls: 0.5},
+		GroupFaults: Faults{Faults: scripted.Faults{ExtraCall: 0.2, HallucinatedTool: 0.2, MalformedCall: 0.2, EarlyStop: 0.2, WrongArgument: 0.2}, EmptyReply: 0.1, ParallelCalls: 0.5},
 	}
 }
 
