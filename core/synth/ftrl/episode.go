@@ -275,15 +275,28 @@ const (
 // FaultEmptyReply, ParallelTurn or ""). The turn is planned from the
 // prefix's state: the scripted policy (core/model/scripted, faults f,
 // seed) over Script(sc, v, unsolved), answering its plan's first entry;
-// before that, with seed's own draws, an empty reply (rate f.EmptyReply)
-// or, with two or more calls ready, all of them in one turn (rate
-// f.ParallelCalls).
+// before that, with seed's own draws, an empty reply (rate f.EmptyReply),
+// with two or more calls ready all of them in one turn (rate
+// f.ParallelCalls), or, after earlier calls, a repeat of one of them
+// (rate f.ExtraCall: the scripted policy's extra call, which it only ever
+// inserts after a step, so never as a plan's first entry).
 func NextTurn(ctx context.Context, sc *Scenario, v *Variant, msgs []model.Message, unsolved train.UnsolvedSet, tools []model.Tool, f Faults, seed uint64) (string, string, error) {
 	script, ready := Script(sc, v, unsolved)
 	r := rand.New(rand.NewPCG(seed, 0x7475726e))
-	uEmpty, uPar := r.Float64(), r.Float64()
+	uEmpty, uPar, uExtra := r.Float64(), r.Float64(), r.Float64()
 	if uEmpty < f.EmptyReply {
 		return "", FaultEmptyReply, nil
+	}
+	var earlier []model.ToolCall
+	for _, m := range msgs {
+		if m.Role == model.RoleAssistant {
+			earlier = append(earlier, m.ToolCalls...)
+		}
+	}
+	if len(earlier) > 0 && uExtra < f.ExtraCall {
+		c := earlier[r.IntN(len(earlier))]
+		nb, _ := json.Marshal(c.Function.Name)
+		return "<tool_call>\n{\"name\": " + string(nb) + ", \"arguments\": " + c.Function.Arguments + "}\n</tool_call>", scripted.FaultExtraCall, nil
 	}
 	if len(ready) >= 2 && uPar < f.ParallelCalls {
 		var b strings.Builder
@@ -296,7 +309,9 @@ func NextTurn(ctx context.Context, sc *Scenario, v *Variant, msgs []model.Messag
 		}
 		return b.String(), ParallelTurn, nil
 	}
-	p, err := scripted.New(script, f.Faults, seed)
+	sf := f.Faults
+	sf.ExtraCall = 0 // a repeat of an earlier call: drawn above
+	p, err := scripted.New(script, sf, seed)
 	if err != nil {
 		return "", "", err
 	}
