@@ -87,7 +87,7 @@ func TestPyJSONLoadsRefuses(t *testing.T) {
 	if v, err := strictJSONLoads(strings.Repeat("1", 5000)); err != nil || v.Kind != PyInt {
 		t.Errorf("strict 5000 digits: %v", err)
 	}
-	if _, err := pyJSONDecode(`{"a": {"b": 1, "b": 2}}`, pyJSONOptions{noDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 21` {
+	if _, err := pyJSONDecode(`{"a": {"b": 1, "b": 2}}`, pyJSONOptions{noDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 15` {
 		t.Errorf("noDupKeys: %v", err)
 	}
 }
