@@ -214,6 +214,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTau2Tools$$' -fuzztime $(FUZZTIME) ./core/synth
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBFCL$$' -fuzztime $(FUZZTIME) ./core/synth
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToucan$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFTRLCase$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFTRLResponse$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzPyJSON$$' -fuzztime $(FUZZTIME) ./core/train
 
 # The deterministic synthesizer's figures (docs/synthesis-figures.md) on the
 # full shared data sets: oracle-call share (tau2 airline, BFCL), read/write

@@ -415,6 +415,7 @@ func (d *pyDecoder) object(depth int) (PyValue, error) {
 		if d.i >= len(d.s) || d.s[d.i] != '"' {
 			return PyValue{}, d.errf("expecting property name enclosed in double quotes")
 		}
+		keyAt := d.i
 		k, err := d.str()
 		if err != nil {
 			return PyValue{}, err
@@ -450,6 +451,7 @@ func (d *pyDecoder) object(depth int) (PyValue, error) {
 		}
 		switch {
 		case at >= 0 && d.o.noDupKeys:
+			d.i = keyAt
 			return PyValue{}, d.errf("duplicate key %q", k)
 		case at >= 0:
 			v.Dict[at].Value = e

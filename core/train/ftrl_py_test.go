@@ -1,7 +1,10 @@
 package train
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -87,7 +90,7 @@ func TestPyJSONLoadsRefuses(t *testing.T) {
 	if v, err := strictJSONLoads(strings.Repeat("1", 5000)); err != nil || v.Kind != PyInt {
 		t.Errorf("strict 5000 digits: %v", err)
 	}
-	if _, err := pyJSONDecode(`{"a": {"b": 1, "b": 2}}`, pyJSONOptions{noDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 21` {
+	if _, err := pyJSONDecode(`{"a": {"b": 1, "b": 2}}`, pyJSONOptions{noDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 15` {
 		t.Errorf("noDupKeys: %v", err)
 	}
 }
@@ -144,6 +147,79 @@ func TestPyStripLowerLStrip(t *testing.T) {
 	} {
 		if got := pyLStripSet(tt.in, ftrlToolOpen); got != tt.want {
 			t.Errorf("lstrip(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestPythonOracle compares the Python layer with CPython 3.11.7's own
+// results (testdata/pyoracle, made by its gen.py): str.lower, str.strip,
+// repr and json.dumps of 3000 random strings over the sensitive code
+// points, repr of 3000 random floats, and json.loads acceptance plus
+// json.dumps of 4000 random JSON-like snippets.
+func TestPythonOracle(t *testing.T) {
+	type row struct {
+		S, Lower, Strip, Repr, Dumps *string
+		Frepr                        string
+		Bits                         *uint64
+	}
+	n := 0
+	forLines(t, "testdata/pyoracle/strings_floats.jsonl", func(line []byte) {
+		var r row
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if r.S != nil {
+			s := *r.S
+			if got := PyLower(s); got != *r.Lower {
+				t.Errorf("lower(%q) = %q, CPython %q", s, got, *r.Lower)
+			}
+			if got := PyStrip(s); got != *r.Strip {
+				t.Errorf("strip(%q) = %q, CPython %q", s, got, *r.Strip)
+			}
+			if got := PyReprStr(s); got != *r.Repr {
+				t.Errorf("repr(%q) = %s, CPython %s", s, got, *r.Repr)
+			}
+			if got := PyJSONDumps(PyStrValue(s)); got != *r.Dumps {
+				t.Errorf("dumps(%q) = %s, CPython %s", s, got, *r.Dumps)
+			}
+			return
+		}
+		if f := math.Float64frombits(*r.Bits); PyFloatRepr(f) != r.Frepr {
+			t.Errorf("repr(%v) = %s, CPython %s", f, PyFloatRepr(f), r.Frepr)
+		}
+	})
+	forLines(t, "testdata/pyoracle/json.jsonl", func(line []byte) {
+		var r struct {
+			S  string
+			Ok bool
+			D  *string
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		v, err := PyJSONLoads(r.S)
+		if (err == nil) != r.Ok {
+			t.Errorf("loads(%q): error %v, CPython accepts: %v", r.S, err, r.Ok)
+		} else if r.Ok && PyJSONDumps(v) != *r.D {
+			t.Errorf("dumps(loads(%q)) = %s, CPython %s", r.S, PyJSONDumps(v), *r.D)
+		}
+	})
+	if n < 9000 {
+		t.Errorf("only %d oracle rows", n)
+	}
+}
+
+func forLines(t *testing.T, path string, fn func([]byte)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(l) > 0 {
+			fn(l)
 		}
 	}
 }

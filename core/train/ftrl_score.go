@@ -378,7 +378,18 @@ func FTRLScore(ctx context.Context, s FTRLStep, m FTRLMode) (FTRLResult, error) 
 	if !m.valid() {
 		return FTRLResult{}, fmt.Errorf("train.FTRLScore: unknown %v", m)
 	}
-	parsed := ParseFTRLResponse(s.Response, m)
+	return FTRLScoreParsed(ctx, ParseFTRLResponse(s.Response, m), s, m)
+}
+
+// FTRLScoreParsed is FTRLScore for a turn already cut into content and
+// calls (s.Response is ignored): a turn weft's harness parsed itself, or
+// calls parsed once with ParseFTRLResponse and run before scoring.
+// parsed.Content should be stripped as the mode strips. Same formulas and
+// errors as FTRLScore.
+func FTRLScoreParsed(ctx context.Context, parsed FTRLParsed, s FTRLStep, m FTRLMode) (FTRLResult, error) {
+	if !m.valid() {
+		return FTRLResult{}, fmt.Errorf("train.FTRLScore: unknown %v", m)
+	}
 	res := FTRLResult{Content: parsed.Content, Calls: parsed.Calls}
 	feedback := s.Feedback
 	if len(parsed.Calls) > 0 {

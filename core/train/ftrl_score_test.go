@@ -195,7 +195,7 @@ func TestUnsolvedSetJSON(t *testing.T) {
 		t.Errorf("round trip %s, want %s", out, in)
 	}
 	for _, tt := range []struct{ in, want string }{
-		{`{"a": [], "a": []}`, `unsolved_set: duplicate key "a" at offset 17`},
+		{`{"a": [], "a": []}`, `unsolved_set: duplicate key "a" at offset 10`},
 		{`{"a": [1]}`, `unsolved_set["a"][0]: want a string, got int`},
 		{`{"a": "x"}`, `unsolved_set["a"]: want a list of strings, got str`},
 		{`[]`, `unsolved_set: want an object of string lists, got list`},
