@@ -1,0 +1,131 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weft-dev/weft/core/task"
+)
+
+const walletDir = "testdata/servers/wallet"
+
+func call(tool, args string) task.Call { return task.Call{Tool: tool, Arguments: json.RawMessage(args)} }
+
+func oneAtomic(id string, a task.Atomic) *task.Task {
+	a.ID = "a1"
+	if a.Request == "" {
+		a.Request = "please do it"
+	}
+	return &task.Task{ID: id, Modules: []string{"wallet"}, Brief: "planted " + id, Atomic: []task.Atomic{a}}
+}
+
+func sqlCheck(q, expect string) task.Check {
+	return task.Check{Kind: task.CheckSQL, SQL: q, Expect: json.RawMessage(expect)}
+}
+
+type got struct {
+	Reason Reason
+	Call   *FailedCall
+	Check  *int
+}
+
+func intp(i int) *int { return &i }
+
+// The planted-defect set: each defective atomic task is rejected for its
+// reason (and only the reasons listed), with the failing call when one is
+// to blame; the sound tasks are certified; the seed state is untouched.
+func TestPlantedDefects(t *testing.T) {
+	ctx := context.Background()
+	env := specEnv(t, walletDir)
+	seedHash := env.Seed.Hash()
+	changed := []task.Check{{Kind: task.CheckChangedRows}}
+	ts := []*task.Task{
+		// Sound: a write with changed_rows.
+		oneAtomic("ok-write", task.Atomic{Bindings: map[string]string{"account_id": "acc_ada"},
+			Reference: []task.Call{call("get_account", `{"account_id":"acc_ada"}`), call("deposit", `{"account_id":"acc_ada","amount":5}`)}, Checks: changed}),
+		// Sound: a read with required_call.
+		oneAtomic("ok-read", task.Atomic{Reference: []task.Call{call("get_account", `{"account_id":"acc_bob"}`)},
+			Checks: []task.Check{{Kind: task.CheckRequiredCall, Tool: "get_account", Arguments: json.RawMessage(`{"account_id":"acc_bob"}`)}}}),
+		// 1. A check that passes on the initial state.
+		oneAtomic("passes-initial", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_ada","amount":5}`)},
+			Checks: []task.Check{sqlCheck("SELECT owner FROM accounts WHERE id = 'acc_ada'", `[["Ada"]]`)}}),
+		// 2. A check that does not notice a dropped step (the deposit).
+		oneAtomic("dropped-step", task.Atomic{Reference: []task.Call{call("set_note", `{"account_id":"acc_ada","note":"gold"}`), call("deposit", `{"account_id":"acc_ada","amount":50}`)},
+			Checks: []task.Check{sqlCheck("SELECT note FROM accounts WHERE id = 'acc_ada'", `[["gold"]]`)}}),
+		// 3. A nondeterministic reference (a prize from the random stream).
+		oneAtomic("nondeterministic", task.Atomic{Reference: []task.Call{call("raffle", `{"account_id":"acc_bob"}`)}, Checks: changed}),
+		// 4. A binding to an entity that does not exist.
+		oneAtomic("bad-binding", task.Atomic{Bindings: map[string]string{"account_id": "acc_zed"},
+			Reference: []task.Call{call("deposit", `{"account_id":"acc_ada","amount":5}`)}, Checks: changed}),
+		// A reference that fails at its second call.
+		oneAtomic("reference-fails", task.Atomic{Reference: []task.Call{call("get_account", `{"account_id":"acc_ada"}`), call("deposit", `{"account_id":"acc_zed","amount":5}`), call("deposit", `{"account_id":"acc_ada","amount":5}`)}, Checks: changed}),
+		// A read-only reference checked on state only.
+		oneAtomic("read-sql", task.Atomic{Reference: []task.Call{call("get_account", `{"account_id":"acc_bob"}`)},
+			Checks: []task.Check{sqlCheck("SELECT balance FROM accounts WHERE id = 'acc_bob'", `[[20]]`)}}),
+		// No checks.
+		oneAtomic("no-checks", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_ada","amount":5}`)}}),
+		// A check that fails on the reference itself.
+		oneAtomic("fails-reference", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_ada","amount":5}`)},
+			Checks: []task.Check{sqlCheck("SELECT balance FROM accounts WHERE id = 'acc_ada'", `[[999]]`)}}),
+		// No atomic tasks.
+		{ID: "empty", Modules: []string{"wallet"}, Brief: "nothing"},
+	}
+	rep, certified, err := Certify(ctx, ts, func([]string) (*Env, error) { return env, nil }, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]got{
+		"ok-write":         nil,
+		"ok-read":          nil,
+		"passes-initial":   {{Reason: ReasonPassesOnInitial}, {Reason: ReasonDroppedStepUnnoticed, Call: &FailedCall{Index: 0, TaskIndex: 0, Tool: "deposit", Arguments: json.RawMessage(`{"account_id":"acc_ada","amount":5}`)}}},
+		"dropped-step":     {{Reason: ReasonDroppedStepUnnoticed, Call: &FailedCall{Index: 1, TaskIndex: 1, Tool: "deposit", Arguments: json.RawMessage(`{"account_id":"acc_ada","amount":50}`)}}},
+		"nondeterministic": {{Reason: ReasonNondeterministic, Call: &FailedCall{Index: 0, TaskIndex: 0, Tool: "raffle", Arguments: json.RawMessage(`{"account_id":"acc_bob"}`)}}},
+		"bad-binding":      {{Reason: ReasonBindingNotFound}},
+		"reference-fails":  {{Reason: ReasonReferenceFailed, Call: &FailedCall{Index: 1, TaskIndex: 1, Tool: "deposit", Arguments: json.RawMessage(`{"account_id":"acc_zed","amount":5}`), Error: "no account acc_zed"}}},
+		"read-sql":         {{Reason: ReasonPassesOnInitial}, {Reason: ReasonReadOnlyUnverifiable}},
+		"no-checks":        {{Reason: ReasonNoChecks}},
+		"fails-reference":  {{Reason: ReasonFailsOnReference, Check: intp(0)}},
+		"empty":            {{Reason: ReasonNoAtomic}},
+	}
+	for _, tr := range rep.Results {
+		var g []got
+		for _, rj := range tr.Rejections {
+			g = append(g, got{rj.Reason, rj.Call, rj.Check})
+		}
+		for _, a := range tr.Atomic {
+			for _, rj := range a.Rejections {
+				g = append(g, got{rj.Reason, rj.Call, rj.Check})
+			}
+		}
+		if d := cmp.Diff(want[tr.ID], g); d != "" {
+			t.Errorf("task %s rejections (-want +got):\n%s", tr.ID, d)
+		}
+		if tr.Certified != (want[tr.ID] == nil) {
+			t.Errorf("task %s: certified %v", tr.ID, tr.Certified)
+		}
+	}
+	var ids []string
+	for _, c := range certified {
+		ids = append(ids, c.ID)
+	}
+	if d := cmp.Diff([]string{"ok-write", "ok-read"}, ids); d != "" {
+		t.Errorf("certified (-want +got):\n%s", d)
+	}
+	wantCounts := map[Reason]int{
+		ReasonInvalidTask: 0, ReasonNoEnv: 0, ReasonNoAtomic: 1, ReasonReferenceFailed: 1, ReasonNondeterministic: 1,
+		ReasonNoChecks: 1, ReasonFailsOnReference: 1, ReasonPassesOnInitial: 2, ReasonDroppedStepUnnoticed: 2,
+		ReasonReadOnlyUnverifiable: 1, ReasonBindingNotFound: 1, ReasonOverallFails: 0,
+	}
+	if d := cmp.Diff(wantCounts, rep.ByReason); d != "" {
+		t.Errorf("by reason (-want +got):\n%s", d)
+	}
+	if rep.Tasks != 11 || rep.TasksCertified != 2 || rep.Atomic != 10 || rep.AtomicCertified != 2 || rep.ReadOnlyAtomic != 2 {
+		t.Errorf("counts: tasks %d/%d atomic %d/%d read-only %d", rep.TasksCertified, rep.Tasks, rep.AtomicCertified, rep.Atomic, rep.ReadOnlyAtomic)
+	}
+	if env.Seed.Hash() != seedHash {
+		t.Error("certification changed the seed state")
+	}
+}
