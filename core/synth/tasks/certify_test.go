@@ -12,7 +12,9 @@ import (
 
 const walletDir = "testdata/servers/wallet"
 
-func call(tool, args string) task.Call { return task.Call{Tool: tool, Arguments: json.RawMessage(args)} }
+func call(tool, args string) task.Call {
+	return task.Call{Tool: tool, Arguments: json.RawMessage(args)}
+}
 
 func oneAtomic(id string, a task.Atomic) *task.Task {
 	a.ID = "a1"

@@ -112,6 +112,9 @@ type Call struct {
 	// that failed before or in the module ("unknown_tool", "trap", ...).
 	IsError bool   `json:"is_error,omitempty"`
 	Failure string `json:"failure,omitempty"`
+	// ErrorCode is the error code of a tool error whose structured
+	// content is {"error": code, ...} (synthesized servers), else "".
+	ErrorCode string `json:"error_code,omitempty"`
 	// Changed: the call changed the state.
 	Changed bool `json:"changed,omitempty"`
 }
@@ -184,6 +187,14 @@ func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls 
 		} else {
 			out.IsError = res.IsError
 			out.Output = textOf(res.Content)
+			if res.IsError && len(res.StructuredContent) > 0 {
+				var ec struct {
+					Error string `json:"error"`
+				}
+				if json.Unmarshal(res.StructuredContent, &ec) == nil {
+					out.ErrorCode = ec.Error
+				}
+			}
 		}
 		h := ws.Hash()
 		out.Changed = h != prev
