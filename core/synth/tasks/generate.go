@@ -153,7 +153,7 @@ type schema struct {
 	Enum       []any              `json:"enum"`
 	Minimum    *float64           `json:"minimum"`
 	Maximum    *float64           `json:"maximum"`
-	Items      *schema            `json:"items"`
+	Items      json.RawMessage    `json:"items"`
 	Properties map[string]*schema `json:"properties"`
 	Required   []string           `json:"required"`
 	Format     string             `json:"format"`
@@ -536,9 +536,9 @@ func (g *generator) value(s *schema, name string, row *entityRow, rng *rand.Rand
 	typ := s.typ()
 	switch typ {
 	case "array":
-		item := s.Items
-		if item == nil {
-			item = &schema{}
+		item := &schema{}
+		if len(s.Items) > 0 && s.Items[0] == '{' {
+			_ = json.Unmarshal(s.Items, item)
 		}
 		return []any{g.value(item, singular(name), row, rng, depth+1)}
 	case "object":
@@ -554,12 +554,16 @@ func (g *generator) value(s *schema, name string, row *entityRow, rng *rand.Rand
 		}
 		return m
 	}
+	// Ids come from the anchor row (the entities belong together); other
+	// values from the whole seed, so that a write changes something.
 	var cands []any
 	keys := keysFor(name)
-	for _, k := range keys {
-		if row != nil && len(row.vals[k]) > 0 {
-			cands = row.vals[k]
-			break
+	if idLike(name) {
+		for _, k := range keys {
+			if row != nil && len(row.vals[k]) > 0 {
+				cands = row.vals[k]
+				break
+			}
 		}
 	}
 	if cands == nil {
@@ -604,6 +608,10 @@ func (g *generator) value(s *schema, name string, row *entityRow, rng *rand.Rand
 		return fmt.Sprintf("2024-05-%02d", 1+rng.IntN(28))
 	}
 	return fmt.Sprintf("%s %d", strings.ReplaceAll(name, "_", " "), rng.IntN(1000))
+}
+
+func idLike(name string) bool {
+	return name == "id" || name == "ids" || strings.HasSuffix(name, "_id") || strings.HasSuffix(name, "_ids")
 }
 
 // keysFor lists the index keys an argument's values may sit under: its
