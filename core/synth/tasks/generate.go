@@ -157,6 +157,42 @@ type schema struct {
 	Properties map[string]*schema `json:"properties"`
 	Required   []string           `json:"required"`
 	Format     string             `json:"format"`
+	Ref        string             `json:"$ref"`
+	AnyOf      []*schema          `json:"anyOf"`
+	OneOf      []*schema          `json:"oneOf"`
+	Defs       map[string]*schema `json:"$defs"`
+}
+
+// resolve follows a "#/$defs/NAME" reference and takes the first
+// non-null alternative of anyOf/oneOf.
+func (s *schema) resolve(defs map[string]*schema, depth int) *schema {
+	for depth < 8 {
+		depth++
+		switch {
+		case s.Ref != "":
+			d := defs[strings.TrimPrefix(s.Ref, "#/$defs/")]
+			if d == nil {
+				return &schema{}
+			}
+			s = d
+		case len(s.AnyOf) > 0 || len(s.OneOf) > 0:
+			alts := append(append([]*schema{}, s.AnyOf...), s.OneOf...)
+			next := alts[0]
+			for _, a := range alts {
+				if a != nil && a.Type != "null" {
+					next = a
+					break
+				}
+			}
+			if next == nil {
+				return &schema{}
+			}
+			s = next
+		default:
+			return s
+		}
+	}
+	return s
 }
 
 func (s *schema) typ() string {
@@ -366,6 +402,7 @@ func Generate(ctx context.Context, env *Env, servers []*spec.Server, opts GenOpt
 }
 
 type generator struct {
+	defs  map[string]*schema // the current tool's $defs
 	env   *Env
 	ix    *entityIndex
 	tools []*genTool
@@ -400,6 +437,7 @@ func (g *generator) candidate(gt *genTool, rng *rand.Rand) *task.Task {
 		}
 		row = &g.ix.rows[pick(rng, rows)]
 	}
+	g.defs = gt.schema.Defs
 	args := map[string]any{}
 	for _, p := range gt.schema.Required {
 		ps := gt.schema.Properties[p]
@@ -530,6 +568,7 @@ func (g *generator) probe(gt *genTool, rng *rand.Rand) *ExecCall {
 // values for name (or its singular) when there are any, else from the
 // whole seed's, else from the schema.
 func (g *generator) value(s *schema, name string, row *entityRow, rng *rand.Rand, depth int) any {
+	s = s.resolve(g.defs, 0)
 	if len(s.Enum) > 0 {
 		return pick(rng, s.Enum)
 	}
