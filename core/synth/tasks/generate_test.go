@@ -125,3 +125,38 @@ func TestModelWriter(t *testing.T) {
 		t.Error("the failed generation changed the seed state")
 	}
 }
+
+// The synthesized retail server, a small budget: the kept tasks are one
+// per signature and every one certifies again from the seed.
+func TestGenerateRetailSpec(t *testing.T) {
+	res, _ := generateOn(t, retailSpec, GenOptions{Seed: 3, PerTool: 2, MaxRounds: 2})
+	sigs := map[string]bool{}
+	writes := 0
+	for _, tk := range res.Tasks {
+		sig := tk.Meta["signature"].(string)
+		if sigs[sig] {
+			t.Errorf("task %s repeats signature %s", tk.ID, sig)
+		}
+		sigs[sig] = true
+		if tk.Meta["kind"] == "write" {
+			writes++
+			if c := tk.Atomic[0].Checks; len(c) != 1 || c[0].Kind != task.CheckChangedRows {
+				t.Errorf("write task %s checks %+v", tk.ID, c)
+			}
+		}
+	}
+	env := specEnv(t, retailSpec)
+	rep, certified, err := Certify(context.Background(), res.Tasks, func([]string) (*Env, error) { return env, nil }, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(certified) != len(res.Tasks) || rep.AtomicCertified != len(res.Tasks) {
+		t.Errorf("%d of %d generated tasks certify again: %+v", len(certified), len(res.Tasks), rep.Rejections())
+	}
+	r := res.Report
+	if r.Kept != len(res.Tasks) || r.Kept != r.Certified-r.Pruned || r.Generated != r.Attempts-r.Discarded || writes != r.KeptWrite || writes < 2 || r.KeptRead < 5 {
+		t.Errorf("report: kept %d (%d write, %d read), certified %d, pruned %d, attempts %d, discarded %d, candidates %d",
+			r.Kept, r.KeptWrite, r.KeptRead, r.Certified, r.Pruned, r.Attempts, r.Discarded, r.Generated)
+	}
+	t.Logf("kept %v", taskIDs(res.Tasks))
+}
