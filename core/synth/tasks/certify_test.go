@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -129,5 +130,48 @@ func TestPlantedDefects(t *testing.T) {
 	}
 	if env.Seed.Hash() != seedHash {
 		t.Error("certification changed the seed state")
+	}
+}
+
+// Tasks that cannot be certified as written are rejections with their
+// reason and message, never errors; the seed state is untouched.
+func TestCertifyBadTasks(t *testing.T) {
+	env := specEnv(t, walletDir)
+	seed := env.Seed.Hash()
+	ok := oneAtomic("x", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_ada","amount":5}`)}, Checks: []task.Check{{Kind: task.CheckChangedRows}}})
+	blank := oneAtomic("blank", task.Atomic{Request: " ", Checks: []task.Check{{Kind: task.CheckChangedRows}}})
+	blank.Atomic[0].Request = " "
+	versioned := oneAtomic("versioned", ok.Atomic[0])
+	versioned.InitialVersion = "v42"
+	other := oneAtomic("other", ok.Atomic[0])
+	other.Modules = []string{"bank"}
+	resolve := func(mods []string) (*Env, error) {
+		if mods[0] != "wallet" {
+			return nil, errors.New("no server " + mods[0])
+		}
+		return env, nil
+	}
+	rep, certified, err := Certify(context.Background(), []*task.Task{blank, versioned, other}, resolve, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rd struct {
+		Reason Reason
+		Detail string
+	}
+	var got []rd
+	for _, r := range rep.Rejections() {
+		got = append(got, rd{r.Reason, r.Detail})
+	}
+	want := []rd{
+		{ReasonInvalidTask, `task "blank": atomic "a1": request: missing`},
+		{ReasonNoEnv, `initial version "v42": certification starts from the group's seed state`},
+		{ReasonNoEnv, "no server bank"},
+	}
+	if d := cmp.Diff(want, got); d != "" || len(certified) != 0 {
+		t.Errorf("rejections (-want +got):\n%s", d)
+	}
+	if env.Seed.Hash() != seed {
+		t.Error("seed state changed")
 	}
 }
