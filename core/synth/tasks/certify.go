@@ -175,6 +175,10 @@ type Options struct {
 	// Progress, when set, is called after each task with the number done
 	// and the total.
 	Progress func(done, total int)
+	// Initial, when set, resolves a task's InitialVersion ("" included)
+	// to the version of env's store its atomic task 1 starts from (e.g. a
+	// grounded snapshot); nil: only "" (the Env's seed) is accepted.
+	Initial func(t *task.Task, env *Env) (*state.Version, error)
 }
 
 // Certify certifies every task against the Env its modules resolve to and
@@ -263,17 +267,25 @@ func certifyTask(ctx context.Context, t *task.Task, resolve Resolver, opts Optio
 	if err := t.Validate(); err != nil {
 		return reject(ReasonInvalidTask, err.Error()), nil
 	}
-	if t.InitialVersion != "" {
+	if t.InitialVersion != "" && opts.Initial == nil {
 		return reject(ReasonNoEnv, fmt.Sprintf("initial version %q: certification starts from the group's seed state", t.InitialVersion)), nil
 	}
 	env, err := resolve(t.Modules)
 	if err != nil {
 		return reject(ReasonNoEnv, err.Error()), nil
 	}
+	from := env.Seed
+	if opts.Initial != nil {
+		v, err := opts.Initial(t, env)
+		if err != nil {
+			return reject(ReasonNoEnv, fmt.Sprintf("initial version %q: %v", t.InitialVersion, err)), nil
+		}
+		from = v
+	}
+	start := from
 	if len(t.Atomic) == 0 {
 		reject(ReasonNoAtomic, "the task has no atomic tasks")
 	}
-	from := env.Seed
 	base := 0 // task index of the atomic task's first call
 	var all []Call
 	for _, k := range t.Order() {
@@ -288,7 +300,7 @@ func certifyTask(ctx context.Context, t *task.Task, resolve Resolver, opts Optio
 		base += len(a.Reference)
 	}
 	// Overall checks on the whole reference.
-	whole := &Run{From: env.Seed, Final: from, Calls: all}
+	whole := &Run{From: start, Final: from, Calls: all}
 	if len(t.Checks) > 0 {
 		ot := &task.Task{ID: t.ID, Brief: t.Brief, Checks: t.Checks}
 		// The reference agent relays every output, then tells the user

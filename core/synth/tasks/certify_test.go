@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
 )
 
@@ -173,5 +174,46 @@ func TestCertifyBadTasks(t *testing.T) {
 	}
 	if env.Seed.Hash() != seed {
 		t.Error("seed state changed")
+	}
+}
+
+// Options.Initial starts a task from its own initial version: a deposit
+// check that needs a richer Bob certifies from a version where Bob has
+// 500, and is rejected from the seed.
+func TestCertifyInitialVersion(t *testing.T) {
+	ctx := context.Background()
+	env := specEnv(t, walletDir)
+	ws := env.Store.Fork(env.Seed)
+	if _, err := ws.Exec(ctx, "UPDATE accounts SET balance = 500 WHERE id = 'acc_bob'"); err != nil {
+		t.Fatal(err)
+	}
+	rich, err := ws.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := oneAtomic("rich", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_bob","amount":5}`)},
+		Checks: []task.Check{sqlCheck("SELECT balance FROM accounts WHERE id = 'acc_bob'", `[[505]]`)}})
+	tk.InitialVersion = "rich"
+	resolve := func([]string) (*Env, error) { return env, nil }
+	initial := func(t *task.Task, e *Env) (*state.Version, error) {
+		if t.InitialVersion == "rich" {
+			return rich, nil
+		}
+		return nil, errors.New("unknown version")
+	}
+	rep, _, err := Certify(ctx, []*task.Task{tk}, resolve, Options{Initial: initial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Results[0].Certified {
+		t.Errorf("from its initial version: %+v", rep.Rejections())
+	}
+	tk.InitialVersion = ""
+	rep, _, err = Certify(ctx, []*task.Task{tk}, resolve, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Rejections(); len(got) != 1 || got[0].Reason != ReasonFailsOnReference {
+		t.Errorf("from the seed: %+v", got)
 	}
 }
