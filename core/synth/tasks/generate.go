@@ -402,12 +402,14 @@ func Generate(ctx context.Context, env *Env, servers []*spec.Server, opts GenOpt
 }
 
 type generator struct {
-	defs  map[string]*schema // the current tool's $defs
-	env   *Env
-	ix    *entityIndex
-	tools []*genTool
-	opts  GenOptions
-	mods  []string
+	defs map[string]*schema // the current tool's $defs
+	// coherent: every argument from the anchor row (reads), not only ids.
+	coherent bool
+	env      *Env
+	ix       *entityIndex
+	tools    []*genTool
+	opts     GenOptions
+	mods     []string
 }
 
 func (g *generator) rng(tool string, round, i int) *rand.Rand {
@@ -422,12 +424,25 @@ func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
 // cannot be built).
 func (g *generator) candidate(gt *genTool, rng *rand.Rand) *task.Task {
 	var row *entityRow
-	if gt.anchor != "" {
-		rows := g.ix.top[gt.anchor]
+	anchor := gt.anchor
+	// A read takes all its arguments from one row (a lookup by name and
+	// zip must name one user); without an id its anchor is the first
+	// required argument the seed has values for.
+	g.coherent = gt.spec.ReadOnly
+	if anchor == "" && gt.spec.ReadOnly {
+		for _, r := range gt.schema.Required {
+			if len(g.ix.byKey[r]) > 0 {
+				anchor = r
+				break
+			}
+		}
+	}
+	if anchor != "" {
+		rows := g.ix.top[anchor]
 		if len(rows) == 0 {
-			// The id lives inside a JSON document: any row holding it.
+			// The key lives inside a JSON document: any row holding it.
 			for i := range g.ix.rows {
-				if len(g.ix.rows[i].vals[gt.anchor]) > 0 {
+				if len(g.ix.rows[i].vals[anchor]) > 0 {
 					rows = append(rows, i)
 				}
 			}
@@ -597,7 +612,7 @@ func (g *generator) value(s *schema, name string, row *entityRow, rng *rand.Rand
 	// values from the whole seed, so that a write changes something.
 	var cands []any
 	keys := keysFor(name)
-	if idLike(name) {
+	if idLike(name) || g.coherent {
 		for _, k := range keys {
 			if row != nil && len(row.vals[k]) > 0 {
 				cands = row.vals[k]
