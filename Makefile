@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify clean proto proto-tools
 
 all: build
 
@@ -40,6 +40,7 @@ help:
 	@echo "make ftrl    FTRL's environments and data at full size (weft run configs/ftrl.hcl into runs/ftrl), run twice and compared byte for byte"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
+	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
@@ -227,6 +228,18 @@ SHARED_DATA ?= ../shared/data
 synth-figures:
 	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
 	$(GO) test -run '^$$' -bench 'BenchmarkSynthesize' -benchtime 200x ./core/synth
+
+# Task certification and generation figures (docs/certification.md): every
+# tau2 retail task on the synthesized retail server and the Go retail module,
+# every airline task, then generation on airline, retail-spec and every
+# Toucan server of SHARED_DATA (make test runs slices).
+certify:
+	$(GO) build -o build/weft-certify ./cmd/weft
+	mkdir -p build/certify
+	build/weft-certify synth certify examples/data/tau2-retail/tasks.json --server examples/servers/tau2-retail --out build/certify/tau2-retail.weft.json
+	build/weft-certify synth certify examples/data/tau2-airline/tasks.json --server examples/servers/tau2-airline --out build/certify/tau2-airline.weft.json
+	WEFT_CERTIFY_FULL=1 $(GO) test -count=1 -run '^TestCertifyTau2Retail$$' -v ./examples/modules/retail/
+	$(GO) run ./core/synth/tasks/cmd/taskfig -toucan $(SHARED_DATA)/toucan-mcp/servers.jsonl -seed 1 > build/certify/generation.json
 
 clean:
 	rm -rf bin build bench.txt
