@@ -829,13 +829,28 @@ func textDiff(p string, x, y *fileNode) string {
 		return ""
 	}
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
+		A: diffLines(a), B: diffLines(b),
 		FromFile: "a/" + p, ToFile: "b/" + p, Context: 3,
 	})
 	if err != nil {
 		return ""
 	}
 	return d
+}
+
+// diffLines splits text into lines with their "\n"; a last line without
+// one gets "\n" plus the marker "\ No newline at end of file" line, as
+// diff -u writes it.
+func diffLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n\\ No newline at end of file\n"
+	return lines
 }
 
 // mergeFiles returns the union of the trees; an entry present in several

@@ -22,6 +22,12 @@ type Info struct {
 	Description string
 	Owns        []string // tables read and written
 	Reads       []string // tables only read
+	// FileReads and FileWrites are the workspace paths the module reads
+	// and writes (the manifest's "files"; patterns "**", "dir/**" or
+	// path.Match globs; writes imply reads). Either set declares the "fs"
+	// host library.
+	FileReads  []string
+	FileWrites []string
 }
 
 // Option modifies a tool registered by Register.
@@ -298,6 +304,10 @@ func ManifestJSON() []byte {
 		m.Name, m.Version, m.Description = info.Name, info.Version, info.Description
 		m.Tables.Owns = append(m.Tables.Owns, info.Owns...)
 		m.Tables.Reads = info.Reads
+		if len(info.FileReads)+len(info.FileWrites) > 0 {
+			m.Files = &abi.Files{Reads: info.FileReads, Writes: info.FileWrites}
+			m.Hosts["fs"] = abi.FSVersion
+		}
 	}
 	for _, t := range reg.tools {
 		mt := abi.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}
