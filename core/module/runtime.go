@@ -16,9 +16,9 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	clockhost "github.com/weft-dev/weft/hosts/clock"
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	loghost "github.com/weft-dev/weft/hosts/log"
 	randhost "github.com/weft-dev/weft/hosts/rand"
-	fshost "github.com/weft-dev/weft/hosts/fs"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
 )
 

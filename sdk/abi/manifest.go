@@ -34,16 +34,16 @@ func HostVersions() map[string]string {
 // Tables.Owns are always written (possibly empty); Resources,
 // ResourceTemplates and Prompts are omitted when empty.
 type Manifest struct {
-	ABI         string            `json:"abi"` // Version
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Description string            `json:"description,omitempty"`
-	Tools       []Tool            `json:"tools"`
-	Tables      Tables            `json:"tables"`
+	ABI         string `json:"abi"` // Version
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+	Tools       []Tool `json:"tools"`
+	Tables      Tables `json:"tables"`
 	// Files is the workspace-file policy (weft_fs_v1); nil: no file access.
-	Files *Files `json:"files,omitempty"`
-	Hosts       map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
-	Export      bool              `json:"export"` // answers the ExportTool hook
+	Files  *Files            `json:"files,omitempty"`
+	Hosts  map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
+	Export bool              `json:"export"` // answers the ExportTool hook
 
 	// The module's MCP resources, resource templates and prompts (all
 	// optional; field names as in MCP 2025-11-25).
