@@ -93,7 +93,7 @@ func (h *Handler) do(ctx context.Context, raw []byte) abi.FSResponse {
 	if write && !h.Policy.CanWrite(req.Path) {
 		return deny(req.Path, true)
 	}
-	if !write && !h.Policy.CanRead(req.Path) {
+	if !write && !h.Policy.CanRead(req.Path) && (req.Op == abi.FSRead || !h.Policy.reachable(req.Path)) {
 		return deny(req.Path, false)
 	}
 	if req.Op == abi.FSRename && !h.Policy.CanWrite(req.To) {
@@ -179,14 +179,18 @@ func (h *Handler) do(ctx context.Context, raw []byte) abi.FSResponse {
 
 // canReadBelow reports whether a directory holds paths the policy lets the
 // module read ("dir/**" or a glob starting "dir/"): such a directory is
-// listed in its parent so the module can reach them.
+// listed in its parent, and may be listed and stat'ed, so the module can
+// reach them.
 func (pol Policy) canReadBelow(p string, dir bool) bool {
-	if !dir {
-		return false
-	}
+	return dir && pol.reachable(p)
+}
+
+// reachable reports whether some pattern names paths under directory p
+// (the root: any pattern).
+func (pol Policy) reachable(p string) bool {
 	for _, list := range [][]string{pol.Reads, pol.Writes} {
 		for _, pat := range list {
-			if len(pat) > len(p) && pat[:len(p)] == p && pat[len(p)] == '/' {
+			if p == "." || (len(pat) > len(p) && pat[:len(p)] == p && pat[len(p)] == '/') {
 				return true
 			}
 		}
