@@ -1,12 +1,12 @@
 package task
 
 import (
-	"io/fs"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 )
