@@ -31,15 +31,6 @@ type FilesFS struct{}
 // Files returns the workspace file system of the call in progress.
 func Files() FilesFS { return FilesFS{} }
 
-var (
-	_ fs.ReadFileFS = FilesFS{}
-	_ fs.ReadDirFS  = FilesFS{}
-	_ fs.StatFS     = FilesFS{}
-)
-
-// platformFS serves weft_fs_v1 where the host of a call does not
-// (abi.FSHost): the wasm import on wasip1, nil elsewhere.
-var platformFS func(req []byte) []byte
 
 func fsCall(req abi.FSRequest) (abi.FSResponse, error) {
 	b, err := json.Marshal(req)
@@ -49,7 +40,7 @@ func fsCall(req abi.FSRequest) (abi.FSResponse, error) {
 	var call func([]byte) []byte
 	if fh, ok := currentHost().(abi.FSHost); ok {
 		call = fh.FS
-	} else if platformFS != nil {
+	} else if hasPlatformFS {
 		call = platformFS
 	} else {
 		return abi.FSResponse{}, &FileError{Kind: abi.FSOther, Message: "no workspace file library (call Files inside a handler run by Dispatch with a host that serves weft_fs_v1)", Path: req.Path}

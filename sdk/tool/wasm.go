@@ -12,10 +12,7 @@ import (
 // are Go memory; Go's collector does not move objects, and package
 // variables keep them alive for as long as the ABI promises.
 
-func init() {
-	defaultHost = wasmHost{}
-	platformFS = wasmFS
-}
+func init() { defaultHost = wasmHost{} }
 
 var (
 	allocs   [][]byte // weft_v1_alloc buffers, valid until the next weft_v1_call returns
@@ -94,13 +91,17 @@ func fsCallImport(req unsafe.Pointer, reqLen int32, out unsafe.Pointer, outCap i
 //go:wasmimport weft_fs_v1 take
 func fsTake(out unsafe.Pointer, outCap int32) int32
 
+// hasPlatformFS: on wasm the weft_fs_v1 imports serve workspace files
+// when the call's host does not.
+const hasPlatformFS = true
+
 // fsBuf is the first result buffer of every weft_fs_v1.call.
 var fsBuf = make([]byte, 64<<10)
 
-// wasmFS serves weft_fs_v1 through the imports. Only modules that use
+// platformFS serves weft_fs_v1 through the imports. Only modules that use
 // Files reach it, so only they import weft_fs_v1 (the linker drops
 // unreferenced imports) and must declare "fs" in their manifest.
-func wasmFS(req []byte) []byte {
+func platformFS(req []byte) []byte {
 	n := fsCallImport(unsafe.Pointer(unsafe.SliceData(req)), int32(len(req)), unsafe.Pointer(unsafe.SliceData(fsBuf)), int32(len(fsBuf)))
 	runtime.KeepAlive(req)
 	if n < 0 {
