@@ -31,7 +31,6 @@ type FilesFS struct{}
 // Files returns the workspace file system of the call in progress.
 func Files() FilesFS { return FilesFS{} }
 
-
 func fsCall(req abi.FSRequest) (abi.FSResponse, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
