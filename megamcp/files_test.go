@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
@@ -106,4 +108,39 @@ func TestWorkspaceFilesSession(t *testing.T) {
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// The workspace-file resource over MCP /mcp/sessions/{id}: the template is
+// listed, a read returns the file of the session's state, a missing or
+// undeclared path is Resource not found.
+func TestMCPWorkspaceFileResource(t *testing.T) {
+	_, ts := newHTTPServer(t, HTTPOptions{})
+	a := newAPI(t, ts)
+	info := a.create(map[string]any{"modules": []string{"notesfs"}, "seed": 5})
+	cs := mcpConnect(t, ts.URL+info.MCP, nil)
+	ctx := context.Background()
+	callTool(t, cs, "add_note", map[string]any{"text": "over mcp"})
+	lt, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpls []string
+	for _, tp := range lt.ResourceTemplates {
+		tmpls = append(tmpls, tp.URITemplate)
+	}
+	if d := cmp.Diff([]string{FilesURITemplate}, tmpls); d != "" {
+		t.Errorf("templates (-want +got):\n%s", d)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://files/notes/log.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != "over mcp\n" || rr.Contents[0].MIMEType != "text/plain; charset=utf-8" {
+		t.Errorf("read = %+v", rr.Contents[0])
+	}
+	for _, uri := range []string{"weft://files/notes/none", "weft://files/secret.txt", "weft://files/../x"} {
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s: %v, want Resource not found", uri, err)
+		}
+	}
 }
