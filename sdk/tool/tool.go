@@ -286,7 +286,8 @@ func checkToolName(name string) error {
 // shared type abi.Manifest):
 // abi "weft/v1", the Info given to Module, the registered tools in
 // registration order, "hosts" listing the four v1 host libraries (sql,
-// clock, rand, log), "export" when Export was called, and the registered
+// clock, rand, log) plus "fs" when Info declares workspace files (then
+// "files" holds FileReads and FileWrites), "export" when Export was called, and the registered
 // resources, resource templates and prompts (each list omitted when empty)
 // in registration order. The encoding is deterministic and does not escape
 // HTML characters.

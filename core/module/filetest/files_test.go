@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/tool"
 )
@@ -294,4 +295,22 @@ func TestManifestFilesValidation(t *testing.T) {
 			t.Errorf("files %s: %v, want %q", c.files, err, c.want)
 		}
 	}
+}
+
+// FuzzPathRules: the host library's path check and the state's agree on
+// every input (a path passing fshost.ValidPath is never refused by the
+// state as invalid, and the other way round).
+func FuzzPathRules(f *testing.F) {
+	for _, s := range []string{".", "a", "a/b", "../a", "/a", "a//b", "a/", "a\x00", "a\xff", `a\b`, "./a", "a/.", strings.Repeat("x", 256)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		h, s := fshost.ValidPath(p), state.CheckPath(p)
+		if (h == nil) != (s == nil) {
+			t.Fatalf("%q: host %v, state %v", p, h, s)
+		}
+		if s != nil && !errors.Is(s, state.ErrInvalidPath) {
+			t.Fatalf("%q: state error %v is not ErrInvalidPath", p, s)
+		}
+	})
 }
