@@ -61,6 +61,7 @@ func (s *Server) mcpServer(g *Group) *mcp.Server {
 		}
 		srv.AddReceivingMiddleware(suggestTool(g))
 		s.addResourcesAndPrompts(srv, g)
+		s.addFilesResource(srv, g)
 		g.mcp = srv
 	})
 	return g.mcp

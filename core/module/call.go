@@ -181,7 +181,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if tool == ExportTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
-	env := newCallEnv(s, unit, m.policyFor(tool), seq, timeout, opts)
+	env := newCallEnv(s, unit, m.policyFor(tool), m.manifest.FilesPolicy(), seq, timeout, opts)
 	out, stopped, finish, err := m.run(ctx, env, tool, req)
 	if lerr := env.sb.Exceeded(); lerr != nil && !stopped {
 		// The call's SQL went over its budget: a typed failure of the

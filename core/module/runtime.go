@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	clockhost "github.com/weft-dev/weft/hosts/clock"
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	loghost "github.com/weft-dev/weft/hosts/log"
 	randhost "github.com/weft-dev/weft/hosts/rand"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
@@ -178,6 +179,7 @@ func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, c
 			return err
 		},
 		func(ctx context.Context, rt wazero.Runtime) error { _, err := loghost.Instantiate(ctx, rt); return err },
+		func(ctx context.Context, rt wazero.Runtime) error { _, err := fshost.Instantiate(ctx, rt); return err },
 	} {
 		if err := inst(ctx, rt); err != nil {
 			rt.Close(ctx)
@@ -293,6 +295,7 @@ var providedImports = map[string]string{
 	clockhost.ModuleName:              "clock",
 	randhost.ModuleName:               "rand",
 	loghost.ModuleName:                "log",
+	fshost.ModuleName:                 "fs",
 }
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {

@@ -5,6 +5,10 @@ import "encoding/json"
 // Version is the manifest "abi" value of ABI v1.
 const Version = "weft/v1"
 
+// FSVersion is the version of the workspace-file host library
+// (weft_fs_v1) in a manifest's "hosts": "fs": "v1".
+const FSVersion = "v1"
+
 // Reserved request names: the "tool" of a CallRequest with which the host
 // calls the export hook (ExportTool, with {} arguments), reads a resource
 // (ResourceReadRequest, arguments ResourceReadArgs) and renders a prompt
@@ -17,8 +21,10 @@ const (
 	ReservedPrefix      = "weft."
 )
 
-// HostVersions lists the host libraries of ABI v1 and their versions, as a
-// manifest's "hosts" declares them: library name -> version.
+// HostVersions lists the host libraries every ABI v1 module may use and
+// their versions, as a manifest's "hosts" declares them: library name ->
+// version. The workspace-file library ("fs": FSVersion) is declared only by
+// modules that use files (with a Files policy).
 func HostVersions() map[string]string {
 	return map[string]string{"sql": "v1", "clock": "v1", "rand": "v1", "log": "v1"}
 }
@@ -28,14 +34,16 @@ func HostVersions() map[string]string {
 // Tables.Owns are always written (possibly empty); Resources,
 // ResourceTemplates and Prompts are omitted when empty.
 type Manifest struct {
-	ABI         string            `json:"abi"` // Version
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Description string            `json:"description,omitempty"`
-	Tools       []Tool            `json:"tools"`
-	Tables      Tables            `json:"tables"`
-	Hosts       map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
-	Export      bool              `json:"export"` // answers the ExportTool hook
+	ABI         string `json:"abi"` // Version
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+	Tools       []Tool `json:"tools"`
+	Tables      Tables `json:"tables"`
+	// Files is the workspace-file policy (weft_fs_v1); nil: no file access.
+	Files  *Files            `json:"files,omitempty"`
+	Hosts  map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
+	Export bool              `json:"export"` // answers the ExportTool hook
 
 	// The module's MCP resources, resource templates and prompts (all
 	// optional; field names as in MCP 2025-11-25).
