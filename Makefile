@@ -54,14 +54,15 @@ build:
 # Volume tests (hundreds of episodes: every tau2-retail task per harness and
 # view, the attribution accuracy run) skip under -race and run here without
 # it; the concurrency they use is covered under -race by smaller tests.
-VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttributionAccuracy
+VOLUME_TESTS := TestTau2RetailAllTasks|TestRolloutAllTasksBothViews|TestAttributionAccuracy|TestBFCLPlantedFaults
 
 test:
 	$(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 -run '^($(VOLUME_TESTS))$$' -v ./plugins/host | grep -E '^(---|ok|FAIL|PASS)|rollout_test.go|tau2_test.go'
 	$(GO) test -count=1 -run '^TestTau2RetailTrainingData$$' -v ./internal/pipeline | grep -E '^(---|ok|FAIL|PASS)|volume_test.go'
 	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/retail
-	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness|Tau2Airline)$$' ./internal/cli
+	$(GO) test -count=1 -run '^TestOracle' ./examples/modules/bfcl
+	$(GO) test -count=1 -run '^TestRun(TinyScripted|InterruptedResumes|EndpointPolicy|EndpointDead|NodeHarness|Tau2Airline|BFCLMultiturn)$$' ./internal/cli
 	$(MAKE) module-test-slice
 	$(MAKE) mcp-test
 
@@ -74,6 +75,7 @@ test:
 MODULE_ENV := WEFT_REGISTRY=$(CURDIR)/build/registry
 MODULE_FLAGS := --cache-dir $(CURDIR)/build/wazero
 ORACLE := examples/data/tau2-retail/oracle
+BFCL_ORACLE := examples/data/bfcl-multiturn/oracle
 
 RETAIL_SEED := examples/data/tau2-retail/db.state.json
 AIRLINE_ORACLE := examples/data/tau2-airline/oracle
@@ -110,6 +112,8 @@ module-test: build
 	scripts/oracle-test.sh retail-spec $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/tasks-public.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/fuzz-public.json
 	$(MAKE) c-notes-test
 
 module-test-slice: build
@@ -118,6 +122,7 @@ module-test-slice: build
 	scripts/oracle-test.sh retail $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh retail-spec $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
+	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/tasks-public.json
 	$(MAKE) c-notes-test
 
 c-notes-test:

@@ -23,15 +23,21 @@
 #            on the shared interpreter (the Go test TestOracleCases in that
 #            folder; `weft module test` takes spec directories once the wasm
 #            interpreter's server support is in the CLI)
+#   bfcl     the BFCL v4 multi-turn domain (its 8 API classes),
+#            the Go module examples/modules/bfcl run natively
+#            (module.NewNative; the Go test TestOracleCases in that folder):
+#            every case carries its own initial_config, which seeds the
+#            module's bfcl_class table before the case runs
 #
 # Examples:
 #   scripts/oracle-test.sh retail examples/data/tau2-retail/oracle/fuzz-public.json
 #   scripts/oracle-test.sh retail-spec examples/data/tau2-retail/oracle/tasks-train.json
 #   scripts/oracle-test.sh airline examples/data/tau2-airline/oracle/tasks-train.json
+#   scripts/oracle-test.sh bfcl examples/data/bfcl-multiturn/oracle/fuzz-public.json
 set -euo pipefail
 
 usage() {
-	echo "usage: scripts/oracle-test.sh DOMAIN CASES_FILE   (DOMAIN: retail, retail-spec, airline)" >&2
+	echo "usage: scripts/oracle-test.sh DOMAIN CASES_FILE   (DOMAIN: retail, retail-spec, airline, bfcl)" >&2
 	exit 2
 }
 [ $# -eq 2 ] || usage
@@ -88,8 +94,11 @@ retail-spec)
 airline)
 	go_oracle ./examples/servers/tau2-airline
 	;;
+bfcl)
+	go_oracle ./examples/modules/bfcl
+	;;
 *)
-	echo "oracle-test: unknown domain $domain (retail, retail-spec, airline)" >&2
+	echo "oracle-test: unknown domain $domain (retail, retail-spec, airline, bfcl)" >&2
 	usage
 	;;
 esac

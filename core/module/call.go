@@ -130,7 +130,8 @@ func ErrorResult(text string) *Result {
 //     ErrUnknownTool (ExportTool is allowed when the manifest says export);
 //   - a successful result commits the unit;
 //   - a tool error (Result.IsError) rolls it back and is returned as the
-//     result, with a nil error;
+//     result, with a nil error (unless the manifest says
+//     errors_keep_state: then it commits, as a success does);
 //   - a trap, panic or internalError (ErrTrap), an exceeded deadline
 //     (ErrDeadline, ErrCanceled), memory cap (ErrMemoryLimit; also a call
 //     whose SQL went over its budget, docs/abi.md "SQL limits") or a malformed
@@ -216,7 +217,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 		}
 		return nil, &CallError{Tool: tool, Kind: kind, Message: msg, Denied: res.Denied}
 	}
-	if res.IsError {
+	if res.IsError && !m.manifest.ErrorsKeepState {
 		if err := unit.Rollback(); err != nil {
 			return nil, err
 		}

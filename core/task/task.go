@@ -138,6 +138,11 @@ type Task struct {
 	// InitialVersion is the state the episode starts from: "" is the
 	// group's seed state; otherwise a version id known to the server.
 	InitialVersion string `json:"initial_version,omitempty"`
+	// InitialState is the task's own starting state, a weft.state/v1
+	// document over the task's modules' tables (BFCL: each task loads its
+	// own initial_config). A loader that runs tasks imports it as a
+	// version and starts the episode there (it replaces InitialVersion).
+	InitialState json.RawMessage `json:"initial_state,omitempty"`
 	// Brief is the whole request as the agentic view gives it up front.
 	Brief string `json:"brief"`
 	// Identity is what the simulated user says about themselves before

@@ -380,6 +380,15 @@ func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string
 			if len(t.Modules) == 0 {
 				t.Modules = mods
 			}
+			// A task with its own starting state (task.Task.InitialState)
+			// starts from that state, imported as a version.
+			if len(t.InitialState) > 0 && srv != nil {
+				vid, err := srv.ImportVersion(ctx, t.InitialState)
+				if err != nil {
+					return nil, "", fmt.Errorf("task %s: initial_state: %w", t.ID, err)
+				}
+				t.InitialVersion = vid
+			}
 		}
 		out = append(out, tasks...)
 	}

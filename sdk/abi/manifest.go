@@ -44,6 +44,12 @@ type Manifest struct {
 	Files  *Files            `json:"files,omitempty"`
 	Hosts  map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
 	Export bool              `json:"export"` // answers the ExportTool hook
+	// ErrorsKeepState: a tool error commits the call's state changes
+	// instead of rolling them back (the default). For reference
+	// implementations whose error answers are ordinary return values
+	// that may follow a mutation (BFCL's APIs: add_contact counts the
+	// user before refusing a duplicate id).
+	ErrorsKeepState bool `json:"errors_keep_state,omitempty"`
 
 	// The module's MCP resources, resource templates and prompts (all
 	// optional; field names as in MCP 2025-11-25).
