@@ -127,7 +127,9 @@ func ErrorResult(text string) *Result {
 //
 //   - the arguments are validated against the tool's input schema first
 //     (*ArgumentError, ErrInvalidArguments); an undeclared tool is
-//     ErrUnknownTool (ExportTool is allowed when the manifest says export);
+//     ErrUnknownTool (ExportTool is allowed when the manifest says export,
+//     ExportChangedTool with abi.ExportChangedArgs when it says
+//     export_changed);
 //   - a successful result commits the unit;
 //   - a tool error (Result.IsError) rolls it back and is returned as the
 //     result, with a nil error;
@@ -143,12 +145,21 @@ func ErrorResult(text string) *Result {
 // WASI binding and the host libraries alike. Every call, failed or not,
 // consumes one sequence number of the session.
 func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.RawMessage, opts ...CallOption) (*Result, error) {
-	if tool == ExportTool {
+	switch {
+	case tool == ExportTool:
 		if !m.manifest.Export {
 			return nil, fmt.Errorf("%w: %s (the module does not export its state)", ErrUnknownTool, tool)
 		}
 		args = json.RawMessage("{}")
-	} else {
+	case tool == ExportChangedTool:
+		if !m.manifest.ExportChanged {
+			return nil, fmt.Errorf("%w: %s (the module does not export changed records)", ErrUnknownTool, tool)
+		}
+		var a abi.ExportChangedArgs
+		if err := json.Unmarshal(args, &a); err != nil || a.Changed == nil {
+			return nil, &ArgumentError{Tool: tool, Message: "want {\"changed\": {table: [key, ...]}}"}
+		}
+	default:
 		sch, ok := m.schemas[tool]
 		if !ok {
 			return nil, fmt.Errorf("%w: %q in module %s", ErrUnknownTool, tool, m.manifest.Name)
@@ -178,7 +189,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if s.Timeout > 0 {
 		timeout = s.Timeout
 	}
-	if tool == ExportTool {
+	if tool == ExportTool || tool == ExportChangedTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
 	env := newCallEnv(s, unit, m.policyFor(tool), seq, timeout, opts)

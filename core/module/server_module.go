@@ -140,7 +140,8 @@ func (m *Module) ToolPolicy(tool string) sqlhost.Policy { return m.policyFor(too
 
 // toolPolicies is the per-tool table policy of a server: each tool may
 // write its Writes and read its Reads and Writes, nothing else; the export
-// hook reads every table and writes none.
+// hook (and the export of changed records) reads every table and writes
+// none.
 func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 	out := make(map[string]sqlhost.Policy, len(s.Tools)+1)
 	for _, t := range s.Tools {
@@ -150,6 +151,7 @@ func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 		}
 	}
 	out[ExportTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
+	out[ExportChangedTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
 	return out
 }
 
