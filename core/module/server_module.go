@@ -110,14 +110,17 @@ func internalCode(out []byte) string {
 }
 
 // internalKind is the failure of an internalError answer by its code
-// (abi.InternalError.Code): a call out of its interpreter step budget is a
-// budget failure like a deadline (ErrDeadline), as is a program its call's
-// deadline cancelled; every other internal error (a failed statement of the
-// program, fail(), a runtime error, a program that does not compile, or
-// none) is the module's bug (ErrTrap), attributed to the environment.
+// (abi.InternalError.Code): a call out of its interpreter step budget is
+// ErrStepBudget (the program's runaway loop, deterministic: not retried); a
+// program its call's deadline cancelled is ErrDeadline; every other
+// internal error (a failed statement of the program, fail(), a runtime
+// error, a program that does not compile, or none) is the module's bug
+// (ErrTrap), attributed to the environment.
 func internalKind(code string) error {
 	switch code {
-	case abi.InternalSteps, abi.InternalDeadline:
+	case abi.InternalSteps:
+		return ErrStepBudget
+	case abi.InternalDeadline:
 		return ErrDeadline
 	}
 	return ErrTrap
@@ -195,8 +198,9 @@ var ErrNotInterpreter = errors.New("not an interpreter module")
 // (docs/abi.md, "Program").
 //
 // An interpreter's internal error answers classify by code: out of the step
-// budget is ErrDeadline, anything else (a failed statement, fail(), a
-// runtime error, a program that does not compile) ErrTrap. A statement
+// budget is ErrStepBudget, cancelled by the call's deadline ErrDeadline,
+// anything else (a failed statement, fail(), a runtime error, a program
+// that does not compile) ErrTrap. A statement
 // outside the tool's declared tables is refused ("denied", listed in
 // Result.Denied or CallError.Denied) and, since the interpreter treats a
 // failed statement as the program's bug, fails the call with ErrTrap.

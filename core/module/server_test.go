@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/spec"
 )
@@ -215,23 +216,48 @@ func TestServerToolPolicy(t *testing.T) {
 	}
 }
 
-// A call out of its step budget is a budget failure (deadline), not the
-// agent's error; the next call runs normally.
+// A call out of its step budget is its own failure kind, step_budget (not
+// the agent's error, not a retryable deadline: the same call loops the same
+// way); its writes before the loop are rolled back and the next call runs
+// normally.
 func TestServerStepBudget(t *testing.T) {
 	s := loadBank(t)
+	s.Tools = append(s.Tools, spec.Tool{Name: "spin_after_write", Description: "Zeroes an account, then loops.",
+		Writes: []string{"accounts"}, InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)})
+	s.Program += `
+def spin_after_write():
+    execute("UPDATE accounts SET balance = 0 WHERE id = 'a1'")
+    n = 0
+    while True:
+        n += 1
+`
 	st, seed := bankSeed(t, s)
-	m, err := NewNativeServer(s, Config{CallTimeout: 30e9})
+	m, err := NewNativeServer(s, Config{CallTimeout: 60e9})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess := &Session{Workspace: st.Fork(seed)}
-	_, err = m.Call(context.Background(), sess, "spin", json.RawMessage(`{}`))
-	var ce *CallError
-	if !errors.As(err, &ce) || failure.Of(err) != failure.Deadline || !strings.Contains(ce.Message, "step budget") {
-		t.Fatalf("spin: %v", err)
+	for _, tool := range []string{"spin", "spin_after_write"} {
+		hash := sess.Workspace.Hash()
+		_, err = m.Call(context.Background(), sess, tool, json.RawMessage(`{}`))
+		var ce *CallError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrStepBudget) || ce.Code != abi.InternalSteps ||
+			!strings.Contains(ce.Message, "ran out of its step budget (20000000 steps)") {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		k := failure.Of(err)
+		if k != failure.StepBudget || k.Retryable() || !k.Infra() || !k.InModule() || k.Blame() != failure.BlameEnvironment {
+			t.Errorf("%s: kind %s (retryable %v, infra %v, in module %v, blame %s)", tool, k, k.Retryable(), k.Infra(), k.InModule(), k.Blame())
+		}
+		if errors.Is(err, ErrDeadline) {
+			t.Errorf("%s: a step budget failure is not a deadline: %v", tool, err)
+		}
+		if sess.Workspace.Hash() != hash {
+			t.Errorf("%s: the failed call changed the state", tool)
+		}
 	}
-	if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.IsError || got.Failure != "" {
-		t.Errorf("after spin: %+v", got)
+	if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.Text != `{"id":"a1","owner":"Ada","balance":100}` {
+		t.Errorf("after the loops: %+v", got)
 	}
 }
 
