@@ -98,12 +98,12 @@ tau2-retail-seed:
 airline-seed:
 	$(GO) run ./$(AIRLINE)/convert -db examples/data/tau2-airline/db.json -schema $(AIRLINE)/schema.sql -o $(AIRLINE)/seed.json
 
-# make module-test: every public oracle file of every domain (the
-# hand-written retail module through `weft module test`, retail-spec and
-# airline natively on the shared interpreter: the whole-state export after
-# each changed case makes their random-sequence files minutes long), then
-# c-notes. make test runs module-test-slice: the same but for the
-# synthesized servers' train-task files only.
+# make module-test: every public oracle file of every domain through
+# `weft module test` (the hand-written retail module, and retail-spec and
+# airline on the shared wasm interpreter, final states by their
+# export_changed: about a minute per random-sequence file), then c-notes.
+# make test runs module-test-slice: the same but for the synthesized
+# servers' train-task files only.
 module-test: build
 	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	scripts/oracle-test.sh retail $(ORACLE)/tasks-train.json

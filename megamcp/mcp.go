@@ -209,7 +209,7 @@ func protocolError(err error) error {
 		code = CodeNoSuchSession
 	case errors.Is(err, ErrBadRequest):
 		code = jsonrpc.CodeInvalidParams
-	case errors.Is(err, module.ErrTrap), errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrMemoryLimit),
+	case errors.Is(err, module.ErrTrap), errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrStepBudget), errors.Is(err, module.ErrMemoryLimit),
 		errors.Is(err, module.ErrMalformedOutput), errors.Is(err, module.ErrCanceled):
 		code = CodeToolFailure
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,58 +65,68 @@ func (l *serverLayer) request(req []byte, source bool) ([]byte, error) {
 // invoke runs req on inst: as is for a module, with the program for a
 // synthesized server. The program's source goes only to an instance not
 // known to hold it; an instance that answers program_missing (it never had
-// it, or evicted it) is sent the source once more.
-func (m *Module) invoke(ctx context.Context, inst *instance, req []byte) ([]byte, error) {
+// it, or evicted it) is sent the source once more. ans is out decoded when
+// invoke had to decode it (a server's answer that may be an internalError),
+// so that the caller does not decode it again; else nil.
+func (m *Module) invoke(ctx context.Context, inst *instance, req []byte) (out []byte, ans *abi.Answer, err error) {
 	l := m.srv
 	if l == nil {
-		return inst.invoke(ctx, req)
+		out, err = inst.invoke(ctx, req)
+		return out, nil, err
 	}
 	known := inst.programs[l.digest]
 	r, err := l.request(req, !known)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := inst.invoke(ctx, r)
-	if err != nil {
-		return nil, err
+	if out, err = inst.invoke(ctx, r); err != nil {
+		return nil, nil, err
 	}
-	if known && internalCode(out) == abi.InternalProgramMissing {
-		l.resent.Add(1)
-		if r, err = l.request(req, true); err != nil {
-			return nil, err
-		}
-		if out, err = inst.invoke(ctx, r); err != nil {
-			return nil, err
+	if known {
+		if ans = internalAnswer(out); ans != nil && ans.Code == abi.InternalProgramMissing {
+			l.resent.Add(1)
+			if r, err = l.request(req, true); err != nil {
+				return nil, nil, err
+			}
+			if out, err = inst.invoke(ctx, r); err != nil {
+				return nil, nil, err
+			}
+			ans = nil
 		}
 	}
 	if inst.programs == nil || len(inst.programs) >= maxTrackedPrograms {
 		inst.programs = map[string]bool{}
 	}
 	inst.programs[l.digest] = true
-	return out, nil
+	return out, ans, nil
 }
 
-// internalCode is the code of an internalError answer, or "".
-func internalCode(out []byte) string {
+// internalAnswer is out decoded when it may be an internalError answer (it
+// holds the member name), or nil: the one decode of such an answer, reused
+// by parseResponse.
+func internalAnswer(out []byte) *abi.Answer {
 	if !bytes.Contains(out, []byte(`"internalError"`)) {
-		return ""
+		return nil
 	}
-	var ie abi.InternalError
-	if json.Unmarshal(out, &ie) != nil {
-		return ""
+	ans, err := abi.DecodeAnswer(out)
+	if err != nil {
+		return nil
 	}
-	return ie.Code
+	return ans
 }
 
 // internalKind is the failure of an internalError answer by its code
-// (abi.InternalError.Code): a call out of its interpreter step budget is a
-// budget failure like a deadline (ErrDeadline), as is a program its call's
-// deadline cancelled; every other internal error (a failed statement of the
-// program, fail(), a runtime error, a program that does not compile, or
-// none) is the module's bug (ErrTrap), attributed to the environment.
+// (abi.InternalError.Code): a call out of its interpreter step budget is
+// ErrStepBudget (the program's runaway loop, deterministic: not retried); a
+// program its call's deadline cancelled is ErrDeadline; every other
+// internal error (a failed statement of the program, fail(), a runtime
+// error, a program that does not compile, or none) is the module's bug
+// (ErrTrap), attributed to the environment.
 func internalKind(code string) error {
 	switch code {
-	case abi.InternalSteps, abi.InternalDeadline:
+	case abi.InternalSteps:
+		return ErrStepBudget
+	case abi.InternalDeadline:
 		return ErrDeadline
 	}
 	return ErrTrap
@@ -140,7 +149,8 @@ func (m *Module) ToolPolicy(tool string) sqlhost.Policy { return m.policyFor(too
 
 // toolPolicies is the per-tool table policy of a server: each tool may
 // write its Writes and read its Reads and Writes, nothing else; the export
-// hook reads every table and writes none.
+// hook (and the export of changed records) reads every table and writes
+// none.
 func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 	out := make(map[string]sqlhost.Policy, len(s.Tools)+1)
 	for _, t := range s.Tools {
@@ -150,6 +160,7 @@ func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 		}
 	}
 	out[ExportTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
+	out[ExportChangedTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
 	return out
 }
 
@@ -193,8 +204,9 @@ var ErrNotInterpreter = errors.New("not an interpreter module")
 // (docs/abi.md, "Program").
 //
 // An interpreter's internal error answers classify by code: out of the step
-// budget is ErrDeadline, anything else (a failed statement, fail(), a
-// runtime error, a program that does not compile) ErrTrap. A statement
+// budget is ErrStepBudget, cancelled by the call's deadline ErrDeadline,
+// anything else (a failed statement, fail(), a runtime error, a program
+// that does not compile) ErrTrap. A statement
 // outside the tool's declared tables is refused ("denied", listed in
 // Result.Denied or CallError.Denied) and, since the interpreter treats a
 // failed statement as the program's bug, fails the call with ErrTrap.

@@ -60,6 +60,9 @@ func (m *Manifest) compileSchemas() (map[string]*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("host library %s version %q is not provided (have %v)", h, v, vs)
 		}
 	}
+	if m.ExportChanged && !m.Export {
+		return nil, errors.New("manifest says export_changed without export")
+	}
 	seen := map[string]bool{}
 	for _, list := range [][]string{m.Tables.Owns, m.Tables.Reads} {
 		for _, t := range list {

@@ -10,12 +10,14 @@ const Version = "weft/v1"
 const FSVersion = "v1"
 
 // Reserved request names: the "tool" of a CallRequest with which the host
-// calls the export hook (ExportTool, with {} arguments), reads a resource
+// calls the export hook (ExportTool, with {} arguments) and the export of
+// changed records (ExportChangedTool, arguments ExportChangedArgs), reads a resource
 // (ResourceReadRequest, arguments ResourceReadArgs) and renders a prompt
 // (PromptGetRequest, arguments PromptGetArgs). No tool or prompt may be
 // named with ReservedPrefix.
 const (
 	ExportTool          = "weft.export"
+	ExportChangedTool   = "weft.export_changed"
 	ResourceReadRequest = "weft.resource.read"
 	PromptGetRequest    = "weft.prompt.get"
 	ReservedPrefix      = "weft."
@@ -50,6 +52,11 @@ type Manifest struct {
 	// that may follow a mutation (BFCL's APIs: add_contact counts the
 	// user before refusing a duplicate id).
 	ErrorsKeepState bool `json:"errors_keep_state,omitempty"`
+	// ExportChanged (only with Export) says the module also answers
+	// ExportChangedTool: the records of its export that given rows belong
+	// to, so a host comparing states after a few changes need not export
+	// the whole state (docs/abi.md, "Export of changed records").
+	ExportChanged bool `json:"export_changed,omitempty"`
 
 	// The module's MCP resources, resource templates and prompts (all
 	// optional; field names as in MCP 2025-11-25).
@@ -145,4 +152,17 @@ type Host interface {
 	// Progress sends an MCP progress notification for the current call;
 	// total 0 means unknown (weft_log_v1.progress).
 	Progress(progress, total float64, msg string)
+}
+
+// ExportChangedArgs is the arguments object of an ExportChangedTool
+// request: Changed maps a table name to the primary keys of its rows that
+// were added, removed or changed since a base state, each key a JSON object
+// {primary key column: value} (all columns for a table without a primary
+// key). The answer's text is a JSON object {collection: {record key:
+// record or null}} in the export hook's shape, holding at least every
+// record of the export any listed row belongs to, each as the export hook
+// would print it in the current state, and null for such a record that no
+// longer exists; records it leaves out are unchanged.
+type ExportChangedArgs struct {
+	Changed map[string][]map[string]any `json:"changed"`
 }

@@ -116,15 +116,18 @@ func (in *Interpreter) Dispatch(ctx context.Context, h abi.Host, request []byte)
 		}()
 	}
 	name := req.Tool
-	if name == abi.ExportTool {
+	switch {
+	case name == abi.ExportTool:
 		name = "export"
-	} else if strings.HasPrefix(name, abi.ReservedPrefix) {
+	case name == abi.ExportChangedTool:
+		name = "export_changed"
+	case strings.HasPrefix(name, abi.ReservedPrefix):
 		return encodeToolError("", fmt.Sprintf("request %q is not served by synthesized servers", name))
 	}
 	v, ok := prog.globals[name]
 	if !ok {
-		if name == "export" {
-			return internal(abi.InternalProgram, "the program defines no export() function")
+		if name == "export" || name == "export_changed" {
+			return internal(abi.InternalProgram, "the program defines no "+name+"() function")
 		}
 		return internal(abi.InternalProgram, fmt.Sprintf("the program defines no function %q", name))
 	}
