@@ -25,14 +25,22 @@ type Options struct {
 	// DefaultMaxSteps); a call that exceeds it ends with an internal error
 	// of code abi.InternalSteps.
 	MaxSteps uint64
-	// MaxPrograms bounds the compiled programs kept (default 256; the least
-	// recently used is dropped first).
+	// MaxPrograms bounds the compiled programs kept (default
+	// DefaultMaxPrograms; the least recently used is dropped first).
 	MaxPrograms int
 }
 
 // DefaultMaxSteps is the default step budget of a call: about a second
 // of Starlark on one core natively.
 const DefaultMaxSteps = 20_000_000
+
+// DefaultMaxPrograms is the default bound of compiled programs kept: a
+// thousand servers fit on one interpreter instance (a program compiled from
+// a Toucan server's docs holds ~50-150 KiB of the instance's memory), so a
+// server called before answers a new session's first call without
+// decoding its program again (docs/benchmarks.md, "Many servers in one
+// process").
+const DefaultMaxPrograms = 1024
 
 // Interpreter runs synthesized servers' programs. It is safe for
 // concurrent use; calls of one program run in parallel on frozen globals.
@@ -54,7 +62,7 @@ func New(opts Options) *Interpreter {
 		opts.MaxSteps = DefaultMaxSteps
 	}
 	if opts.MaxPrograms <= 0 {
-		opts.MaxPrograms = 256
+		opts.MaxPrograms = DefaultMaxPrograms
 	}
 	return &Interpreter{opts: opts, progs: map[string]*program{}}
 }
