@@ -63,6 +63,8 @@ func main() {
 	flag.IntVar(&o.limit, "limit", 0, "synthesize only the first LIMIT documented servers (0: all)")
 	flag.IntVar(&o.workers, "workers", 2, "servers synthesized and validated in parallel")
 	flag.BoolVar(&o.json, "json", false, "print the figures as one JSON object")
+	flag.BoolVar(&o.reuse, "reuse", false, "reuse the passing servers a previous run kept under WORK/passing (needs -work): skips synthesis and validation")
+	flag.DurationVar(&o.callTimeout, "call-timeout", 30*time.Second, "weft serve --call-timeout (the figure is latency, not the deadline)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "synthscale:", err)
@@ -73,7 +75,8 @@ func main() {
 type options struct {
 	data, weft, interp, work string
 	n, limit, workers        int
-	json                     bool
+	json, reuse              bool
+	callTimeout              time.Duration
 }
 
 // Figures is the output (JSON field names are the interface).
@@ -98,15 +101,20 @@ type Figures struct {
 	Warm         Latency        `json:"warm_first_call"`
 	Second       Latency        `json:"second_call"`
 	ToolErrors   int            `json:"tool_errors"`
+	CallFailures int            `json:"call_failures"`
+	FirstFailure string         `json:"first_failure,omitempty"`
 }
 
 // Latency is a distribution of wall times in milliseconds, measured by
-// the client around one admin API request.
+// the client around one admin API request, and the serve process's CPU
+// time (user + system, /proc/PID/stat) per request of the phase:
+// session creations, calls and deletions together.
 type Latency struct {
 	N   int     `json:"n"`
 	P50 float64 `json:"p50_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
+	CPU float64 `json:"server_cpu_ms_per_session"`
 }
 
 func latency(d []time.Duration) Latency {
@@ -155,7 +163,13 @@ func run(ctx context.Context, o options) error {
 	}
 
 	t0 := time.Now()
-	servers, err := synthesizeAll(ctx, o, fig)
+	keep := filepath.Join(work, "passing")
+	var servers []passing
+	if o.reuse {
+		servers, err = loadPassing(keep)
+	} else if servers, err = synthesizeAll(ctx, o, fig); err == nil {
+		err = savePassing(keep, servers)
+	}
 	if err != nil {
 		return err
 	}
@@ -182,7 +196,7 @@ func run(ctx context.Context, o options) error {
 	}
 	cache := filepath.Join(work, "cache")
 	for i := range 2 { // the first run fills the cache, the second is measured
-		base, err := startServe(ctx, o.weft, empty.Dir(), cache, true)
+		base, err := startServe(ctx, o.weft, empty.Dir(), cache, true, o.callTimeout)
 		if err != nil {
 			return err
 		}
@@ -192,7 +206,7 @@ func run(ctx context.Context, o options) error {
 		base.stop()
 	}
 
-	srv, err := startServe(ctx, o.weft, reg.Dir(), cache, true)
+	srv, err := startServe(ctx, o.weft, reg.Dir(), cache, true, o.callTimeout)
 	if err != nil {
 		return err
 	}
@@ -211,18 +225,22 @@ func run(ctx context.Context, o options) error {
 	fig.RSSStartMiB, _ = srv.rss()
 
 	rng := rand.New(rand.NewPCG(17, 16))
+	c0 := srv.cpu()
 	cold, second, err := firstCalls(srv, entries, rng.Perm(len(entries)), false, fig)
 	if err != nil {
 		return err
 	}
 	fig.Cold, fig.Second = latency(cold), latency(second)
+	fig.Cold.CPU = (srv.cpu() - c0).Seconds() * 1000 / float64(len(entries))
 	fig.RSSMiB, fig.HWMMiB = srv.rss()
 	fig.PerServerKiB = (fig.RSSMiB - fig.BaseRSSMiB) * 1024 / float64(len(entries))
+	c0 = srv.cpu()
 	warm, _, err := firstCalls(srv, entries, rng.Perm(len(entries)), true, fig)
 	if err != nil {
 		return err
 	}
 	fig.Warm = latency(warm)
+	fig.Warm.CPU = (srv.cpu() - c0).Seconds() * 1000 / float64(len(entries))
 	_, fig.HWMMiB = srv.rss()
 
 	if o.json {
@@ -292,6 +310,51 @@ func synthesizeAll(ctx context.Context, o options, fig *Figures) ([]passing, err
 type passing struct {
 	srv  *spec.Server
 	call *synth.ServingCall
+}
+
+// savePassing writes each passing server as a spec directory
+// dir/NNNNN/ (synth.WriteDir) with its call in call.json.
+func savePassing(dir string, servers []passing) error {
+	for i, p := range servers {
+		d := filepath.Join(dir, fmt.Sprintf("%05d", i))
+		if err := synth.WriteDir(d, p.srv, nil); err != nil {
+			return err
+		}
+		b, err := json.Marshal(p.call)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(d, "call.json"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadPassing reads what savePassing wrote.
+func loadPassing(dir string) ([]passing, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []passing
+	for _, e := range ents {
+		d := filepath.Join(dir, e.Name())
+		s, err := spec.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(filepath.Join(d, "call.json"))
+		if err != nil {
+			return nil, err
+		}
+		var c synth.ServingCall
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, err
+		}
+		out = append(out, passing{srv: s, call: &c})
+	}
+	return out, nil
 }
 
 // synthesizeOne is one server through synthesis, the serving checks and
@@ -404,7 +467,12 @@ func firstCalls(s *serve, entries []entry, order []int, del bool, fig *Figures) 
 			b, err := s.post("/v1/sessions/"+sess.ID+"/calls", call)
 			d := time.Since(t0)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s %s: %w", e.name, e.call.Tool, err)
+				// Counted and reported, not fatal: the figure is the
+				// distribution, failures included.
+				fig.CallFailures++
+				if fig.FirstFailure == "" {
+					fig.FirstFailure = fmt.Sprintf("%s %s: %v", e.name, e.call.Tool, err)
+				}
 			}
 			var res struct {
 				Result struct {
@@ -440,10 +508,10 @@ type serve struct {
 	startMS, preloadMS int64
 }
 
-func startServe(ctx context.Context, weft, registry, cache string, preload bool) (*serve, error) {
+func startServe(ctx context.Context, weft, registry, cache string, preload bool, callTimeout time.Duration) (*serve, error) {
 	token := "synthscale-" + strconv.Itoa(os.Getpid())
 	args := []string{"serve", "--json", "--addr", "127.0.0.1:0", "--registry", registry, "--cache-dir", cache,
-		"--token", token, "--fsync", "never", "--checkpoint-interval", "0", "--max-sessions", "-1", "--log-level", "warn"}
+		"--token", token, "--fsync", "never", "--checkpoint-interval", "0", "--max-sessions", "-1", "--log-level", "warn", "--call-timeout", callTimeout.String()}
 	if preload {
 		args = append(args, "--preload-all")
 	}
@@ -529,6 +597,23 @@ func (s *serve) get(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// cpu is the process's user + system CPU time (/proc/PID/stat fields 14
+// and 15, in clock ticks of 1/100 s: Linux's USER_HZ).
+func (s *serve) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
 // rss reads VmRSS and VmHWM of the process (/proc/PID/status), in MiB.
 func (s *serve) rss() (rss, hwm float64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
@@ -567,11 +652,15 @@ func (f *Figures) text() string {
 	fmt.Fprintf(&b, "registration (weft serve --preload-all): %d ms (%.2f ms/server); exec to listening %d ms\n", f.RegisterMS, float64(f.RegisterMS)/float64(max(1, f.Registered)), f.StartMS)
 	fmt.Fprintf(&b, "RSS: interpreter only %.1f MiB; registered %.1f MiB; after one session + 2 calls per server %.1f MiB (%.1f KiB/server); VmHWM %.1f MiB\n", f.BaseRSSMiB, f.RSSStartMiB, f.RSSMiB, f.PerServerKiB, f.HWMMiB)
 	l := func(name string, x Latency) {
-		fmt.Fprintf(&b, "%s: p50 %.2f ms, p99 %.2f ms, max %.2f ms (n %d)\n", name, x.P50, x.P99, x.Max, x.N)
+		fmt.Fprintf(&b, "%s: p50 %.2f ms, p99 %.2f ms, max %.2f ms (n %d)", name, x.P50, x.P99, x.Max, x.N)
+		if x.CPU > 0 {
+			fmt.Fprintf(&b, "; serve CPU %.2f ms per session (create, call(s), delete)", x.CPU)
+		}
+		b.WriteString("\n")
 	}
 	l("cold first call (new session, program never run)", f.Cold)
 	l("second call, same session", f.Second)
 	l("warm first call (new session, server called before)", f.Warm)
-	fmt.Fprintf(&b, "tool errors among the calls: %d\n", f.ToolErrors)
+	fmt.Fprintf(&b, "tool errors among the calls: %d; failed calls: %d %s\n", f.ToolErrors, f.CallFailures, f.FirstFailure)
 	return b.String()
 }
