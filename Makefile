@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify scale-servers clean proto proto-tools
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
+	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
@@ -245,6 +246,16 @@ certify:
 	build/weft-certify synth certify examples/data/tau2-airline/tasks.json --server examples/servers/tau2-airline --out build/certify/tau2-airline.weft.json
 	WEFT_CERTIFY_FULL=1 $(GO) test -count=1 -run '^TestCertifyTau2Retail$$' -v ./examples/modules/retail/
 	$(GO) run ./core/synth/tasks/cmd/taskfig -toucan $(SHARED_DATA)/toucan-mcp/servers.jsonl -seed 1 > build/certify/generation.json
+# Many servers in one process (docs/benchmarks.md, "Many servers in one
+# process"): every Toucan server of SHARED_DATA synthesized and validated,
+# the passing ones (plus generated variants, marked, up to SCALE_N)
+# registered in ONE real `weft serve --preload-all`, measured over its
+# admin API: RSS (/proc/PID/status), registration time, cold and warm
+# first calls in new sessions. SCALE_N=10000 is issue 16's 10,000.
+# megamcp's TestManyServersSlice is the 50-server slice in make test.
+SCALE_N ?= 1000
+scale-servers: build
+	$(GO) run ./core/synth/cmd/synthscale -data $(SHARED_DATA) -weft $(BIN) -interp bin/weft-interp.bundle -n $(SCALE_N)
 
 clean:
 	rm -rf bin build bench.txt

@@ -174,6 +174,7 @@ func (s *Server) AdminHandler() http.Handler {
 		}
 		writeJSON(w, http.StatusCreated, sessionBody(info))
 	})
+	mux.HandleFunc("GET /v1/modules", s.loadedHandler)
 	mux.HandleFunc("GET /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"sessions": s.Sessions()})
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
+	"github.com/weft-dev/weft/sdk/interp"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -328,7 +329,7 @@ func TestServersSharePool(t *testing.T) {
 }
 
 // An instance that no longer holds a program it was sent (the guest keeps
-// 256 compiled programs) answers program_missing and is sent the source
+// interp.DefaultMaxPrograms compiled programs) answers program_missing and is sent the source
 // again.
 func TestServerProgramResent(t *testing.T) {
 	s := loadBank(t)
@@ -340,7 +341,7 @@ func TestServerProgramResent(t *testing.T) {
 	if got := callOutcome(t, first, sess, "get_account", `{"account_id":"a1"}`); got.Failure != "" || got.IsError {
 		t.Fatalf("first call: %+v", got)
 	}
-	for i := range 260 {
+	for i := range interp.DefaultMaxPrograms + 4 {
 		m, err := rt.LoadServer(ctx, in, variant(s, i))
 		if err != nil {
 			t.Fatal(err)
