@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo fuzz synth-figures clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify scale-servers clean proto proto-tools
 
 all: build
 
@@ -37,8 +37,11 @@ help:
 	@echo "make check   gofmt, go vet, staticcheck, go.mod/go.sum tidy"
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
+	@echo "make ftrl    FTRL's environments and data at full size (weft run configs/ftrl.hcl into runs/ftrl), run twice and compared byte for byte"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
+	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
+	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
 
@@ -96,12 +99,12 @@ tau2-retail-seed:
 airline-seed:
 	$(GO) run ./$(AIRLINE)/convert -db examples/data/tau2-airline/db.json -schema $(AIRLINE)/schema.sql -o $(AIRLINE)/seed.json
 
-# make module-test: every public oracle file of every domain (the
-# hand-written retail module through `weft module test`, retail-spec and
-# airline natively on the shared interpreter: the whole-state export after
-# each changed case makes their random-sequence files minutes long), then
-# c-notes. make test runs module-test-slice: the same but for the
-# synthesized servers' train-task files only.
+# make module-test: every public oracle file of every domain through
+# `weft module test` (the hand-written retail module, and retail-spec and
+# airline on the shared wasm interpreter, final states by their
+# export_changed: about a minute per random-sequence file), then c-notes.
+# make test runs module-test-slice: the same but for the synthesized
+# servers' train-task files only.
 module-test: build
 	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	scripts/oracle-test.sh retail $(ORACLE)/tasks-train.json
@@ -187,6 +190,17 @@ DEMO_FLAGS ?=
 demo: build
 	$(BIN) run configs/tau2-retail.hcl $(DEMO_FLAGS)
 
+# FTRL end to end at full size (configs/ftrl.hcl: 32 scenarios per database,
+# G = 16; docs/ftrl.md), then again into runs/ftrl-again: the two runs must be
+# byte-identical (same seed). FTRL_FLAGS (e.g. "--var scenarios=8") changes it.
+FTRL_FLAGS ?=
+ftrl:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+	rm -rf runs/ftrl runs/ftrl-again
+	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS)
+	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS) --out runs/ftrl-again > /dev/null
+	diff -r runs/ftrl runs/ftrl-again > /dev/null && echo "ftrl: the second run with the same seed is byte-identical (diff -r runs/ftrl runs/ftrl-again)"
+
 # Runs each fuzz target for FUZZTIME. Seed and regression corpora live under
 # each package's testdata/fuzz/ and also run as ordinary tests in `make test`.
 FUZZTIME ?= 30s
@@ -207,6 +221,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTau2Tools$$' -fuzztime $(FUZZTIME) ./core/synth
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBFCL$$' -fuzztime $(FUZZTIME) ./core/synth
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToucan$$' -fuzztime $(FUZZTIME) ./core/synth
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFTRLCase$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFTRLResponse$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzPyJSON$$' -fuzztime $(FUZZTIME) ./core/train
 
 # The deterministic synthesizer's figures (docs/synthesis-figures.md) on the
 # full shared data sets: oracle-call share (tau2 airline, BFCL), read/write
@@ -217,6 +234,28 @@ SHARED_DATA ?= ../shared/data
 synth-figures:
 	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
 	$(GO) test -run '^$$' -bench 'BenchmarkSynthesize' -benchtime 200x ./core/synth
+
+# Task certification and generation figures (docs/certification.md): every
+# tau2 retail task on the synthesized retail server and the Go retail module,
+# every airline task, then generation on airline, retail-spec and every
+# Toucan server of SHARED_DATA (make test runs slices).
+certify:
+	$(GO) build -o build/weft-certify ./cmd/weft
+	mkdir -p build/certify
+	build/weft-certify synth certify examples/data/tau2-retail/tasks.json --server examples/servers/tau2-retail --out build/certify/tau2-retail.weft.json
+	build/weft-certify synth certify examples/data/tau2-airline/tasks.json --server examples/servers/tau2-airline --out build/certify/tau2-airline.weft.json
+	WEFT_CERTIFY_FULL=1 $(GO) test -count=1 -run '^TestCertifyTau2Retail$$' -v ./examples/modules/retail/
+	$(GO) run ./core/synth/tasks/cmd/taskfig -toucan $(SHARED_DATA)/toucan-mcp/servers.jsonl -seed 1 > build/certify/generation.json
+# Many servers in one process (docs/benchmarks.md, "Many servers in one
+# process"): every Toucan server of SHARED_DATA synthesized and validated,
+# the passing ones (plus generated variants, marked, up to SCALE_N)
+# registered in ONE real `weft serve --preload-all`, measured over its
+# admin API: RSS (/proc/PID/status), registration time, cold and warm
+# first calls in new sessions. SCALE_N=10000 is issue 16's 10,000.
+# megamcp's TestManyServersSlice is the 50-server slice in make test.
+SCALE_N ?= 1000
+scale-servers: build
+	$(GO) run ./core/synth/cmd/synthscale -data $(SHARED_DATA) -weft $(BIN) -interp bin/weft-interp.bundle -n $(SCALE_N)
 
 clean:
 	rm -rf bin build bench.txt

@@ -46,7 +46,7 @@ func httpStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrLedger), errors.Is(err, ErrClosed):
 		return http.StatusServiceUnavailable
-	case errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrCanceled), errors.Is(err, module.ErrTrap),
+	case errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrStepBudget), errors.Is(err, module.ErrCanceled), errors.Is(err, module.ErrTrap),
 		errors.Is(err, module.ErrMemoryLimit), errors.Is(err, module.ErrMalformedOutput):
 		return http.StatusBadGateway
 	}
@@ -174,6 +174,7 @@ func (s *Server) AdminHandler() http.Handler {
 		}
 		writeJSON(w, http.StatusCreated, sessionBody(info))
 	})
+	mux.HandleFunc("GET /v1/modules", s.loadedHandler)
 	mux.HandleFunc("GET /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"sessions": s.Sessions()})
 	})

@@ -28,9 +28,13 @@ import (
 //
 // Metrics: rss-MiB (process resident set with all N loaded and one
 // session each), rss-KiB/server (resident-set growth per server, loaded
-// with its seed and one session after a call), load-ms/server, and the
-// first call of a new session: first-call-p50/p99-ms (the call alone),
-// create+call-p50-ms.
+// with its seed and one session after two calls), load-ms/server, the
+// cold first call (a new session on a server never called):
+// first-call-p50/p99-ms (the call alone), create+call-p50-ms; the second
+// call of the same session (second-call-p50-ms, the peer); the warm first
+// call (a new session on a server called before, each deleted after):
+// warm-first-call-p50/p99-ms; and the ratios warm/second-p50 and
+// cold/second-p50.
 func BenchmarkSynthServers(b *testing.B) {
 	n := 1000
 	if testing.Short() {
@@ -91,23 +95,39 @@ func BenchmarkSynthServers(b *testing.B) {
 			}
 		}
 		load := time.Since(t0)
-		order := rand.New(rand.NewPCG(1, uint64(it))).Perm(n)
-		var first, both []time.Duration
-		for _, i := range order {
+		rng := rand.New(rand.NewPCG(1, uint64(it)))
+		var first, both, second, warm []time.Duration
+		timedCall := func(id, name string) time.Duration {
+			t0 := time.Now()
+			r, err := s.Call(ctx, id, req)
+			if err != nil || r.Result.IsError {
+				b.Fatalf("%s: %v", name, err)
+			}
+			return time.Since(t0)
+		}
+		for _, i := range rng.Perm(n) {
 			t0 := time.Now()
 			info, err := s.Create(ctx, CreateOptions{Modules: []string{names[i]}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			t1 := time.Now()
-			r, err := s.Call(ctx, info.ID, req)
-			if err != nil || r.Result.IsError {
-				b.Fatalf("%s: %v", names[i], err)
-			}
-			first = append(first, time.Since(t1))
+			first = append(first, timedCall(info.ID, names[i]))
 			both = append(both, time.Since(t0))
+			second = append(second, timedCall(info.ID, names[i]))
 		}
 		_, r2 := settled(b)
+		// Warm: a new session on every server again (each called before),
+		// in another order; deleted after its call.
+		for _, i := range rng.Perm(n) {
+			info, err := s.Create(ctx, CreateOptions{Modules: []string{names[i]}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			warm = append(warm, timedCall(info.ID, names[i]))
+			if err := s.Delete(ctx, info.ID, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
 		if got := len(s.Sessions()); got != n+1 {
 			b.Fatalf("%d sessions, want %d", got, n+1)
 		}
@@ -118,6 +138,11 @@ func BenchmarkSynthServers(b *testing.B) {
 		b.ReportMetric(ms(load)/float64(n), "load-ms/server")
 		b.ReportMetric(ms(percentile(first, 0.5)), "first-call-p50-ms")
 		b.ReportMetric(ms(percentile(first, 0.99)), "first-call-p99-ms")
+		b.ReportMetric(ms(percentile(second, 0.5)), "second-call-p50-ms")
+		b.ReportMetric(ms(percentile(warm, 0.5)), "warm-first-call-p50-ms")
+		b.ReportMetric(ms(percentile(warm, 0.99)), "warm-first-call-p99-ms")
+		b.ReportMetric(float64(percentile(warm, 0.5))/float64(percentile(second, 0.5)), "warm/second-p50")
+		b.ReportMetric(float64(percentile(first, 0.5))/float64(percentile(second, 0.5)), "cold/second-p50")
 		b.ReportMetric(ms(percentile(both, 0.5)), "create+call-p50-ms")
 		b.ReportMetric(ms(percentile(both, 0.99)), "create+call-p99-ms")
 		s.Close()

@@ -1,7 +1,9 @@
 package megamcp_test
 
 // The crash test: N concurrent clients write through their sessions of a
-// real `weft serve` process, which is killed with SIGKILL mid-load and
+// real `weft serve` process (a quarter of them workspace files: every
+// acknowledged add_note of notesfs must be a line of the recovered
+// notes/log.txt), which is killed with SIGKILL mid-load and
 // restarted on the same data directory. Every call a client saw
 // acknowledged must be in the recovered ledger (same index, tool and
 // arguments), the ledger must be exactly the calls the server answered plus
@@ -339,6 +341,7 @@ const (
 	kindHello    = iota // hello, add_note through the admin API
 	kindHelloMCP        // hello, add_note through MCP /mcp/sessions/{id}
 	kindRetail          // retail, modify_user_address through the admin API
+	kindFiles           // notesfs, add_note (a row and a line of the workspace file notes/log.txt) through the admin API
 )
 
 var retailUsers = []string{"noah_brown_6181", "ivan_santos_6635", "anya_garcia_3271"}
@@ -401,8 +404,11 @@ func mustMarshal(v any) json.RawMessage {
 
 func (c *client) create(ctx context.Context, api *apiClient, seed uint64) error {
 	mod := "hello"
-	if c.kind == kindRetail {
+	switch c.kind {
+	case kindRetail:
 		mod = "retail"
+	case kindFiles:
+		mod = "notesfs"
 	}
 	var info megamcp.SessionInfo
 	if err := api.do(ctx, "POST", "/v1/sessions", map[string]any{"modules": []string{mod}, "seed": seed}, http.StatusCreated, &info); err != nil {
@@ -545,8 +551,9 @@ func runCrash(t *testing.T, env *crashEnv, cfg crashConfig) {
 	dataDir := t.TempDir()
 	ctx := context.Background()
 
-	// 1. Serve; N sessions: a quarter retail, a quarter hello over MCP, the
-	// rest hello over the admin API.
+	// 1. Serve; N sessions: a quarter retail, a quarter hello over MCP, a
+	// quarter notesfs (workspace files: list_notes below reads the notes
+	// back from the recovered file), the rest hello over the admin API.
 	p1 := startWeft(t, env, dataDir, cfg.fsync, env.callTimeout)
 	t.Logf("weft serve (--fsync %s) up in %v", cfg.fsync, p1.startup.Round(time.Millisecond))
 	api := newAPIClient(p1.base, cfg.workers)
@@ -556,6 +563,8 @@ func runCrash(t *testing.T, env *crashEnv, cfg crashConfig) {
 		switch i % 4 {
 		case 1:
 			kind = kindHelloMCP
+		case 2:
+			kind = kindFiles
 		case 3:
 			kind = kindRetail
 		}

@@ -408,7 +408,7 @@ func apiKind(err error) failure.Kind {
 
 // apiKinds are the error codes of ledger records and the admin API.
 var apiKinds = map[failure.Kind]bool{
-	failure.InvalidArguments: true, failure.UnknownTool: true, failure.Deadline: true,
+	failure.InvalidArguments: true, failure.UnknownTool: true, failure.Deadline: true, failure.StepBudget: true,
 	failure.Canceled: true, failure.MemoryLimit: true, failure.MalformedOutput: true,
 	failure.Trap: true, failure.StaleGeneration: true, failure.NoSuchSession: true,
 	failure.NoSuchVersion: true, failure.NoSuchModule: true, failure.BadRequest: true,

@@ -61,6 +61,7 @@ func (s *Server) mcpServer(g *Group) *mcp.Server {
 		}
 		srv.AddReceivingMiddleware(suggestTool(g))
 		s.addResourcesAndPrompts(srv, g)
+		s.addFilesResource(srv, g)
 		g.mcp = srv
 	})
 	return g.mcp
@@ -208,7 +209,7 @@ func protocolError(err error) error {
 		code = CodeNoSuchSession
 	case errors.Is(err, ErrBadRequest):
 		code = jsonrpc.CodeInvalidParams
-	case errors.Is(err, module.ErrTrap), errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrMemoryLimit),
+	case errors.Is(err, module.ErrTrap), errors.Is(err, module.ErrDeadline), errors.Is(err, module.ErrStepBudget), errors.Is(err, module.ErrMemoryLimit),
 		errors.Is(err, module.ErrMalformedOutput), errors.Is(err, module.ErrCanceled):
 		code = CodeToolFailure
 	}

@@ -580,6 +580,10 @@ func (d *decoder) build(root *node, file string) *Config {
 		cfg.GRPO = g
 	}
 
+	if n := root.child("ftrl"); n != nil {
+		cfg.FTRL = d.ftrl(n, cfg, policies)
+	}
+
 	if n := root.child("pipeline"); n != nil && n.has("stages") {
 		cfg.Stages = d.stages(n, cfg)
 	}
@@ -700,6 +704,12 @@ func (d *decoder) plugin(n *node, what, builtin string, policies *names) Plugin 
 // and the blocks the stages need.
 func (d *decoder) stages(n *node, cfg *Config) []string {
 	stages := n.strs("stages")
+	if cfg.FTRL != nil {
+		if !slices.Equal(stages, []string{StageFTRL}) {
+			d.errorf(n.rng("stages"), "FTRL pipeline", "A config with an ftrl block runs exactly one stage: stages = [\"ftrl\"].")
+		}
+		return stages
+	}
 	last, lastName := -1, ""
 	for i, s := range stages {
 		rng := n.elemRange("stages", i)
@@ -728,4 +738,37 @@ func (d *decoder) stages(n *node, cfg *Config) []string {
 		d.errorf(n.rng("stages"), "No stages", "The pipeline needs at least one stage; use %s.", quoted(AllStages))
 	}
 	return stages
+}
+
+// ftrl decodes the ftrl block. The policies it runs are the rollout's
+// and group_policy, both scripted (FTRL's episodes run offline).
+func (d *decoder) ftrl(n *node, cfg *Config, policies *names) *FTRL {
+	f := &FTRL{
+		RetailSeed:      d.path(n, "retail_seed", true, "retail seed"),
+		AirlineSeed:     d.path(n, "airline_seed", true, "airline seed"),
+		Scenarios:       d.integer(n, "scenarios"),
+		Seed:            uint64(d.integer(n, "seed")),
+		Mode:            d.enum(n, "mode"),
+		GroupSize:       d.integer(n, "group_size"),
+		Policy:          cfg.Rollout.Policy,
+		GroupPolicy:     n.str("group_policy", cfg.Rollout.Policy),
+		MaxTurns:        d.integer(n, "max_turns"),
+		EmptyReply:      d.number(n, "empty_reply"),
+		GroupEmptyReply: d.number(n, "group_empty_reply"),
+		ParallelCalls:   d.number(n, "parallel_calls"),
+		ServerDirs:      d.flag(n, "server_dirs"),
+		Source:          n.source(),
+	}
+	if !n.has("retail_seed") && !n.has("airline_seed") {
+		d.errorf(n.defRange, "FTRL needs a database", "Set retail_seed and/or airline_seed: the questions are grounded in them.")
+	}
+	if n.has("group_policy") {
+		d.ref(policies, f.GroupPolicy, n.rng("group_policy"), "ftrl group_policy")
+	}
+	for _, p := range cfg.Policies {
+		if (p.Name == f.Policy || p.Name == f.GroupPolicy) && p.Scripted == nil {
+			d.errorf(n.defRange, "FTRL runs offline", "Policy %q is not scripted: the ftrl stage's episodes and GRPO candidates come from scripted policies with faults.", p.Name)
+		}
+	}
+	return f
 }

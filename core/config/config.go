@@ -40,8 +40,10 @@ type Config struct {
 	SFT *SFT `json:"sft,omitempty"`
 	// GRPO is nil when the file has no grpo block.
 	GRPO *GRPO `json:"grpo,omitempty"`
+	// FTRL is nil when the file has no ftrl block.
+	FTRL *FTRL `json:"ftrl,omitempty"`
 	// Stages are the pipeline stages to run, a subsequence of AllStages in
-	// that order.
+	// that order; with an ftrl block, exactly [StageFTRL].
 	Stages []string `json:"stages"`
 	Output Output   `json:"output"`
 }
@@ -355,6 +357,32 @@ type Output struct {
 	// Default ["trl_jsonl", "rl_jsonl"].
 	Formats []string `json:"formats"`
 }
+
+// FTRL is the ftrl block: FTRL's environment pipeline and data
+// (core/synth/ftrl), run by the ftrl stage. RetailSeed and AirlineSeed
+// are absolute paths ("" = that database is not used; at least one is
+// set); Policy is the rollout policy (scripted) and GroupPolicy the one
+// the GRPO candidates draw faults from (default Policy); Mode is
+// "compatible" or "default".
+type FTRL struct {
+	RetailSeed      string  `json:"retail_seed,omitempty"`
+	AirlineSeed     string  `json:"airline_seed,omitempty"`
+	Scenarios       int     `json:"scenarios"`
+	Seed            uint64  `json:"seed"`
+	Mode            string  `json:"mode"`
+	GroupSize       int     `json:"group_size"`
+	Policy          string  `json:"policy"`
+	GroupPolicy     string  `json:"group_policy"`
+	MaxTurns        int     `json:"max_turns"`
+	EmptyReply      float64 `json:"empty_reply"`
+	GroupEmptyReply float64 `json:"group_empty_reply"`
+	ParallelCalls   float64 `json:"parallel_calls"`
+	ServerDirs      bool    `json:"server_dirs"`
+	Source          *Source `json:"-"`
+}
+
+// StageFTRL is the one stage of a config with an ftrl block.
+const StageFTRL = "ftrl"
 
 // Names the schema accepts.
 var (

@@ -129,6 +129,10 @@ type blockSpec struct {
 	label    string // the label's name in the docs; "" = no label
 	multi    bool   // may appear more than once (labelled blocks: one per label)
 	required bool
+	// exemptBy names a root block whose presence makes this required
+	// block optional (an ftrl block needs no module, tasks, harness or
+	// view: FTRL builds its own environments).
+	exemptBy string
 	doc      string
 	attrs    []attrSpec
 	blocks   []*blockSpec
@@ -157,6 +161,9 @@ func quoted(names []string) string {
 // endpoint synthesizer needs a model server: use weft synth env).
 var Synthesizers = []string{"deterministic", "scripted"}
 
+// FTRLModes are ftrl.mode's values (core/train's FTRLMode names).
+var FTRLModes = []string{"compatible", "default"}
+
 // variableSpec is the `variable "NAME"` block, decoded before the rest.
 var variableSpec = &blockSpec{
 	typ: "variable", label: "name", multi: true,
@@ -176,7 +183,7 @@ var rootSpec = &blockSpec{
 	typ: "",
 	blocks: []*blockSpec{
 		{
-			typ: "module", label: "name", multi: true, required: true,
+			typ: "module", label: "name", multi: true, required: true, exemptBy: "ftrl",
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
 				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
@@ -197,7 +204,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "tasks", label: "name", multi: true, required: true,
+			typ: "tasks", label: "name", multi: true, required: true, exemptBy: "ftrl",
 			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
 			attrs: []attrSpec{
 				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
@@ -266,7 +273,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "harness", label: "name", multi: true, required: true,
+			typ: "harness", label: "name", multi: true, required: true, exemptBy: "ftrl",
 			doc: "A harness: a built-in one (`builtin`) or a plugin binary (`binary`), exactly one. " +
 				"`harness \"react\" {}` with neither means the built-in of the label's name.",
 			attrs: []attrSpec{
@@ -277,7 +284,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "view", label: "name", multi: true, required: true,
+			typ: "view", label: "name", multi: true, required: true, exemptBy: "ftrl",
 			doc: "A task view episodes run under: \"agentic\" (the whole brief up front) or \"simuser\" " +
 				"(a simulated user revealing one request at a time). The block has no attributes.",
 		},
@@ -375,6 +382,28 @@ var rootSpec = &blockSpec{
 			}},
 		},
 		{
+			typ: "ftrl",
+			doc: "FTRL's environment pipeline and training data (core/synth/ftrl, docs/ftrl.md), run offline by the `ftrl` stage: " +
+				"scenarios grounded in the retail and/or airline database, the five stages (decomposition, documents, integration, " +
+				"complexity scaling, deployment as validated synthesized servers), episodes of the rollout policy (a scripted policy " +
+				"with faults) scored with FTRL's per-step rewards, the per-prefix samples, GRPO groups over them and FTRL's verl parquet. " +
+				"With an ftrl block the module, tasks, harness and view blocks are not needed, and the pipeline's stages are exactly [\"ftrl\"].",
+			attrs: []attrSpec{
+				{name: "retail_seed", kind: kPath, doc: "The tau2 retail database the questions are grounded in (examples/servers/tau2-retail/seed.json); at least one of retail_seed and airline_seed."},
+				{name: "airline_seed", kind: kPath, doc: "The tau2 airline database (examples/servers/tau2-airline/seed.json)."},
+				{name: "scenarios", kind: kInt, dflt: 8, min: bound(1), doc: "Scenarios per database; the four scenario types take turns."},
+				{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Seed of every random choice: the same seed gives byte-identical outputs."},
+				{name: "mode", kind: kString, dflt: "compatible", enum: FTRLModes, what: "FTRL mode", doc: `How responses are parsed and matched: "compatible" (FTRL's Python code, quirks included) or "default" (weft's reading).`},
+				{name: "group_size", kind: kInt, dflt: 16, min: bound(1), doc: "G, the candidates of each GRPO group (FTRL's rollout.n = 16)."},
+				{name: "group_policy", kind: kString, def: "the rollout policy", doc: "A declared scripted `policy` whose faults the GRPO candidates draw."},
+				{name: "max_turns", kind: kInt, dflt: 20, min: bound(1), doc: "Turns of an episode at most (FTRL's --max_turns)."},
+				{name: "empty_reply", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "Probability that an episode turn's reply is empty (FTRL's -0.5 branch)."},
+				{name: "group_empty_reply", kind: kNumber, dflt: 0.0, min: bound(0), max: bound(1), doc: "The same for the GRPO candidates."},
+				{name: "parallel_calls", kind: kNumber, dflt: 0.5, min: bound(0), max: bound(1), doc: "Probability that a turn with two or more sub-questions ready (a parallel scenario's branches) calls them all at once, episodes and candidates alike."},
+				{name: "server_dirs", kind: kBool, dflt: true, doc: "Write every deployed server's spec directory under servers/."},
+			},
+		},
+		{
 			typ: "pipeline", required: true,
 			doc: "The stages to run.",
 			attrs: []attrSpec{
@@ -431,9 +460,12 @@ func Docs() string {
 func writeBlock(b *strings.Builder, s *blockSpec, level string) {
 	fmt.Fprintf(b, "%s `%s`\n\n", level, s.header())
 	var notes []string
-	if s.required {
+	switch {
+	case s.required && s.exemptBy != "":
+		notes = append(notes, "required (not with a `"+s.exemptBy+"` block)")
+	case s.required:
 		notes = append(notes, "required")
-	} else {
+	default:
 		notes = append(notes, "optional")
 	}
 	if s.multi {

@@ -130,3 +130,14 @@ func BenchmarkSynthAirlineCancelWasm(b *testing.B) {
 func BenchmarkSynthAirlineCancelNative(b *testing.B) {
 	benchSpec(b, airlineDir, false, "cancel_reservation", airlineCancelArgs, true)
 }
+
+// export(): the airline program's whole-state export (about 2,000 flight
+// dates, 500 users, 2,000 reservations), what `weft module test` compares
+// final states by.
+func BenchmarkSynthAirlineExportWasm(b *testing.B) {
+	benchSpec(b, airlineDir, true, ExportTool, `{}`, false)
+}
+
+func BenchmarkSynthAirlineExportNative(b *testing.B) {
+	benchSpec(b, airlineDir, false, ExportTool, `{}`, false)
+}

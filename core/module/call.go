@@ -127,7 +127,9 @@ func ErrorResult(text string) *Result {
 //
 //   - the arguments are validated against the tool's input schema first
 //     (*ArgumentError, ErrInvalidArguments); an undeclared tool is
-//     ErrUnknownTool (ExportTool is allowed when the manifest says export);
+//     ErrUnknownTool (ExportTool is allowed when the manifest says export,
+//     ExportChangedTool with abi.ExportChangedArgs when it says
+//     export_changed);
 //   - a successful result commits the unit;
 //   - a tool error (Result.IsError) rolls it back and is returned as the
 //     result, with a nil error (unless the manifest says
@@ -144,12 +146,21 @@ func ErrorResult(text string) *Result {
 // WASI binding and the host libraries alike. Every call, failed or not,
 // consumes one sequence number of the session.
 func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.RawMessage, opts ...CallOption) (*Result, error) {
-	if tool == ExportTool {
+	switch {
+	case tool == ExportTool:
 		if !m.manifest.Export {
 			return nil, fmt.Errorf("%w: %s (the module does not export its state)", ErrUnknownTool, tool)
 		}
 		args = json.RawMessage("{}")
-	} else {
+	case tool == ExportChangedTool:
+		if !m.manifest.ExportChanged {
+			return nil, fmt.Errorf("%w: %s (the module does not export changed records)", ErrUnknownTool, tool)
+		}
+		var a abi.ExportChangedArgs
+		if err := json.Unmarshal(args, &a); err != nil || a.Changed == nil {
+			return nil, &ArgumentError{Tool: tool, Message: "want {\"changed\": {table: [key, ...]}}"}
+		}
+	default:
 		sch, ok := m.schemas[tool]
 		if !ok {
 			return nil, fmt.Errorf("%w: %q in module %s", ErrUnknownTool, tool, m.manifest.Name)
@@ -179,11 +190,11 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if s.Timeout > 0 {
 		timeout = s.Timeout
 	}
-	if tool == ExportTool {
+	if tool == ExportTool || tool == ExportChangedTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
-	env := newCallEnv(s, unit, m.policyFor(tool), seq, timeout, opts)
-	out, stopped, finish, err := m.run(ctx, env, tool, req)
+	env := newCallEnv(s, unit, m.policyFor(tool), m.manifest.FilesPolicy(), seq, timeout, opts)
+	out, ans, stopped, finish, err := m.run(ctx, env, tool, req)
 	if lerr := env.sb.Exceeded(); lerr != nil && !stopped {
 		// The call's SQL went over its budget: a typed failure of the
 		// call, whatever the module made of the SQL error.
@@ -197,7 +208,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 		_ = unit.Rollback()
 		return nil, err
 	}
-	res, ierr := parseResponse(out)
+	res, ierr := parseResponse(out, ans)
 	if ierr != nil {
 		finish(false)
 		_ = unit.Rollback()
@@ -239,10 +250,10 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 // memory cap) the error is a *CallError with the refused statements and the
 // instance is already discarded; a failure to get an instance is returned as
 // is.
-func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte) (out []byte, stopped bool, finish func(keep bool), err error) {
+func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte) (out []byte, ans *abi.Answer, stopped bool, finish func(keep bool), err error) {
 	leave, err := m.rt.admit(ctx)
 	if err != nil {
-		return nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
+		return nil, nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
 	}
 	var inst *instance
 	if m.native != nil {
@@ -253,7 +264,7 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 	} else {
 		if inst, err = m.acquire(ctx); err != nil {
 			leave()
-			return nil, false, nil, err
+			return nil, nil, false, nil, err
 		}
 		inst.b.set(&env.Call)
 	}
@@ -261,7 +272,7 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 	if inst == nil {
 		out, err = m.runNative(callCtx, env, req)
 	} else {
-		out, err = m.invoke(callCtx, inst, req)
+		out, ans, err = m.invoke(callCtx, inst, req)
 	}
 	stopped = callCtx.Err() != nil
 	if err != nil {
@@ -272,7 +283,7 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 		}
 		cancel()
 		leave()
-		return nil, stopped, nil, ce
+		return nil, nil, stopped, nil, ce
 	}
 	finish = func(keep bool) {
 		switch {
@@ -285,7 +296,7 @@ func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte
 		cancel()
 		leave()
 	}
-	return out, stopped, finish, nil
+	return out, ans, stopped, finish, nil
 }
 
 // classify turns a failed guest call into a *CallError; inst is nil for a
@@ -350,14 +361,17 @@ func memSize(inst *instance) uint64 {
 	return uint64(inst.mem.Size())
 }
 
-// parseResponse decodes a CallToolResult or an internalError.
-func parseResponse(out []byte) (*Result, *CallError) {
+// parseResponse decodes a CallToolResult or an internalError; ans, when
+// not nil, is out already decoded (Module.invoke).
+func parseResponse(out []byte, ans *abi.Answer) (*Result, *CallError) {
 	malformed := func(format string, a ...any) *CallError {
 		return &CallError{Kind: ErrMalformedOutput, Message: fmt.Sprintf(format, a...)}
 	}
-	ans, err := abi.DecodeAnswer(out)
-	if err != nil {
-		return nil, malformed("%v (%s)", err, excerpt(out))
+	if ans == nil {
+		var err error
+		if ans, err = abi.DecodeAnswer(out); err != nil {
+			return nil, malformed("%v (%s)", err, excerpt(out))
+		}
 	}
 	if ans.InternalError != nil {
 		return nil, &CallError{Kind: internalKind(ans.Code), Code: ans.Code, Message: "internal error: " + *ans.InternalError}

@@ -12,7 +12,7 @@
 // A successful call commits its SQL writes; a tool error (res.IsError) and
 // every failure roll them back. Failures are typed: *ArgumentError
 // (ErrInvalidArguments), ErrUnknownTool, and *CallError with Kind ErrTrap,
-// ErrDeadline, ErrCanceled, ErrMemoryLimit or ErrMalformedOutput; the
+// ErrDeadline, ErrStepBudget, ErrCanceled, ErrMemoryLimit or ErrMalformedOutput; the
 // instance of a failed call is discarded. The guest's clock (weft_clock_v1
 // and WASI clocks) is the session's virtual clock and its randomness
 // (weft_rand_v1 and WASI random_get) the ChaCha8 stream of (seed, call

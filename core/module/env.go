@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/hosts"
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
 )
 
@@ -51,15 +52,27 @@ func WithProgress(fn func(progress, total float64, msg string)) CallOption {
 // sequence number seq (its random stream is RandStream(s.Seed, seq)): SQL on
 // x under policy, the session's clock now, the session's Log and Progress
 // unless opts replace them, and timeout as the call's time limit.
-func newCallEnv(s *Session, x StateSQL, policy sqlhost.Policy, seq uint64, timeout time.Duration, opts []CallOption) *callEnv {
+func newCallEnv(s *Session, x StateSQL, policy sqlhost.Policy, files fshost.Policy, seq uint64, timeout time.Duration, opts []CallOption) *callEnv {
 	e := &callEnv{timeout: timeout}
 	e.sb = callSandbox(policy, func() int64 { return e.Call.Now }, s.Seed, seq)
 	h := &sqlhost.Handler{Exec: SandboxedSQL(x, e.sb), Policy: policy, OnDenied: e.deny}
 	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle}
+	if fx, ok := x.(StateFiles); ok {
+		fh := &fshost.Handler{Exec: FilesExecutor(fx), Policy: files, OnDenied: e.denyFile}
+		e.Call.FS = fh.Handle
+	}
 	for _, o := range opts {
 		o(e)
 	}
 	return e
+}
+
+// denyFile records a file operation the files policy refused, as
+// "weft_fs_v1 OP PATH" among the call's denied statements.
+func (e *callEnv) denyFile(op, path string) {
+	e.mu.Lock()
+	e.denied = append(e.denied, fshost.ModuleName+" "+op+" "+path)
+	e.mu.Unlock()
 }
 
 func (e *callEnv) deny(d *sqlhost.DeniedError) {

@@ -10,7 +10,7 @@ import (
 // module or call problem wraps one of these, so callers test with errors.Is;
 // each carries its sdk/failure Kind (failure.Of(err) classifies any error
 // wrapping one: invalid_module, unknown_tool, invalid_arguments, trap,
-// deadline, canceled, memory_limit, malformed_output, closed).
+// deadline, step_budget, canceled, memory_limit, malformed_output, closed).
 var (
 	// ErrInvalidModule: the wasm does not compile, lacks an ABI v1 export,
 	// imports something the host does not provide, or its manifest is
@@ -27,6 +27,10 @@ var (
 	// ErrDeadline: the call exceeded its deadline (the context's or
 	// Config.CallTimeout) (*CallError).
 	ErrDeadline = failure.NewKindError(failure.Deadline, "tool call deadline exceeded")
+	// ErrStepBudget: a synthesized server's program ran out of its
+	// interpreter step budget (internal error code abi.InternalSteps)
+	// (*CallError). Not retryable: the same call fails the same way.
+	ErrStepBudget = failure.NewKindError(failure.StepBudget, "tool call out of its step budget")
 	// ErrCanceled: the caller's context was canceled during the call
 	// (*CallError).
 	ErrCanceled = failure.NewKindError(failure.Canceled, "tool call canceled")
@@ -84,7 +88,8 @@ func (e *ArgumentError) Error() string {
 func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArguments }
 
 // CallError is an infrastructure failure of a tool call: Kind is ErrTrap,
-// ErrDeadline, ErrCanceled, ErrMemoryLimit or ErrMalformedOutput. The
+// ErrDeadline, ErrStepBudget, ErrCanceled, ErrMemoryLimit or
+// ErrMalformedOutput. The
 // call's SQL writes were rolled back and the instance discarded.
 type CallError struct {
 	Tool    string
@@ -112,6 +117,6 @@ func (e *ModuleError) FailureKind() failure.Kind { return failure.InvalidModule 
 // FailureKind is failure.InvalidArguments.
 func (e *ArgumentError) FailureKind() failure.Kind { return failure.InvalidArguments }
 
-// FailureKind is the Kind of e.Kind (trap, deadline, canceled,
-// memory_limit or malformed_output).
+// FailureKind is the Kind of e.Kind (trap, deadline, step_budget,
+// canceled, memory_limit or malformed_output).
 func (e *CallError) FailureKind() failure.Kind { return failure.Of(e.Kind) }

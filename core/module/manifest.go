@@ -8,6 +8,11 @@ const ABIVersion = abi.Version
 // ExportTool is the reserved tool name of the export hook (docs/abi.md).
 const ExportTool = abi.ExportTool
 
+// ExportChangedTool is the reserved tool name of the export of changed
+// records (docs/abi.md, "Export of changed records"): allowed when the
+// manifest says export_changed, with abi.ExportChangedArgs as arguments.
+const ExportChangedTool = abi.ExportChangedTool
+
 // Reserved request names (the "tool" of a call request, docs/abi.md) under
 // which the host asks a module to read a resource (Module.ReadResource) and
 // to render a prompt (Module.GetPrompt). Like ExportTool they can never be

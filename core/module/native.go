@@ -92,8 +92,20 @@ var _ abi.Host = (*NativeHost)(nil)
 // opts replace them. ctx is the context of the SQL statements.
 func NewNativeHost(ctx context.Context, s *Session, x StateSQL, m *Manifest, opts ...CallOption) *NativeHost {
 	seq := s.seq.Add(1) - 1
-	return &NativeHost{env: newCallEnv(s, x, m.SQLPolicy(), seq, 0, opts), ctx: ctx}
+	return &NativeHost{env: newCallEnv(s, x, m.SQLPolicy(), m.FilesPolicy(), seq, 0, opts), ctx: ctx}
 }
+
+// FS serves one weft_fs_v1 request (abi.FSHost): on the call's unit of
+// work under the manifest's files policy; an "other" error when x is no
+// StateFiles.
+func (h *NativeHost) FS(req []byte) []byte {
+	if h.env.FS == nil {
+		return []byte(`{"error":{"kind":"other","message":"no workspace files bound to this call"}}`)
+	}
+	return h.env.FS(h.ctx, req)
+}
+
+var _ abi.FSHost = (*NativeHost)(nil)
 
 // SQL serves one weft_sql_v1 request.
 func (h *NativeHost) SQL(req []byte) []byte { return h.env.SQL(h.ctx, req) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	clockhost "github.com/weft-dev/weft/hosts/clock"
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	loghost "github.com/weft-dev/weft/hosts/log"
 	randhost "github.com/weft-dev/weft/hosts/rand"
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
@@ -77,6 +79,11 @@ type Runtime struct {
 	modules map[string]*compileEntry
 	checked wazero.Runtime // nil until needed: modules without interrupt checks
 	slots   chan struct{}  // MaxConcurrentCalls admission tokens
+	// interps maps an interpreter bundle's digest to its compiled Module
+	// (Load of a server bundle): thousands of servers name one interpreter,
+	// whose bundle (megabytes of wasm) is then read and hashed once, not
+	// once per server.
+	interps map[string]*Module
 }
 
 type compileEntry struct {
@@ -129,7 +136,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, err
 	}
-	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{},
+	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{}, interps: map[string]*Module{},
 		slots: make(chan struct{}, cfg.MaxConcurrentCalls)}
 	return r, nil
 }
@@ -178,6 +185,7 @@ func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, c
 			return err
 		},
 		func(ctx context.Context, rt wazero.Runtime) error { _, err := loghost.Instantiate(ctx, rt); return err },
+		func(ctx context.Context, rt wazero.Runtime) error { _, err := fshost.Instantiate(ctx, rt); return err },
 	} {
 		if err := inst(ctx, rt); err != nil {
 			rt.Close(ctx)
@@ -205,6 +213,24 @@ func (r *Runtime) checkedRuntime(ctx context.Context) (wazero.Runtime, error) {
 	return r.checked, nil
 }
 
+// cachedInterpreter is the Module of interpreter bundle digest ref loaded
+// before, or nil.
+func (r *Runtime) cachedInterpreter(ref string) *Module {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.interps[ref]
+}
+
+// keepInterpreter remembers m as the Module of interpreter bundle digest
+// ref.
+func (r *Runtime) keepInterpreter(ref string, m *Module) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.interps != nil && strings.HasPrefix(ref, "sha256:") {
+		r.interps[ref] = m
+	}
+}
+
 // Config returns the effective configuration (defaults filled in).
 func (r *Runtime) Config() Config { return r.cfg }
 
@@ -218,6 +244,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.closed = true
 	mods := r.modules
 	r.modules = nil
+	r.interps = nil
 	checked := r.checked
 	r.mu.Unlock()
 	for _, e := range mods {
@@ -293,6 +320,7 @@ var providedImports = map[string]string{
 	clockhost.ModuleName:              "clock",
 	randhost.ModuleName:               "rand",
 	loghost.ModuleName:                "log",
+	fshost.ModuleName:                 "fs",
 }
 
 func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Module, error) {
@@ -426,17 +454,37 @@ func (m *Module) Idle() int {
 }
 
 // acquire takes a warm instance from the pool or instantiates a new one.
+// For a synthesized server it takes an instance of its interpreter that
+// holds the server's program when one is idle (program affinity: a pooled
+// instance that has not been sent the program must decode and initialize
+// it first, several times the cost of the call itself in wasm).
 func (m *Module) acquire(ctx context.Context) (*instance, error) {
 	if m.srv != nil {
-		return m.srv.interp.acquire(ctx)
+		return m.srv.interp.acquireFor(ctx, m.srv.digest)
 	}
+	return m.acquireFor(ctx, "")
+}
+
+// acquireFor is acquire preferring, among the idle instances, the most
+// recently released one holding program (any, when program is "").
+func (m *Module) acquireFor(ctx context.Context, program string) (*instance, error) {
 	m.mu.Lock()
 	if m.drained {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if n := len(m.free); n > 0 {
-		inst := m.free[n-1]
+		i := n - 1
+		if program != "" {
+			for j := n - 1; j >= 0; j-- {
+				if m.free[j].programs[program] {
+					i = j
+					break
+				}
+			}
+		}
+		inst := m.free[i]
+		copy(m.free[i:], m.free[i+1:])
 		m.free[n-1] = nil
 		m.free = m.free[:n-1]
 		m.mu.Unlock()

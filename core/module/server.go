@@ -23,7 +23,11 @@ func NewNativeServer(s *spec.Server, cfg Config) (*Module, error) {
 	}
 	in := interp.New(interp.Options{})
 	dispatch := func(ctx context.Context, h abi.Host, request []byte) []byte {
-		req, err := layer.request(request, !in.Has(layer.digest))
+		suffix := layer.byDigest
+		if !in.Has(layer.digest) {
+			suffix = layer.withSource
+		}
+		req, err := layer.request(request, suffix)
 		if err != nil {
 			b, _ := abi.Marshal(abi.InternalError{Message: "malformed call request: " + err.Error()})
 			return b

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	sqlhost "github.com/weft-dev/weft/hosts/sql"
 	"github.com/weft-dev/weft/sdk/abi"
+	"github.com/weft-dev/weft/sdk/interp"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -23,10 +23,13 @@ import (
 type serverLayer struct {
 	interp *Module
 	digest string // the program's digest (spec.ProgramDigest)
-	// The request's "program" member, without and with the source:
-	// `,"program":{...}}`, spliced onto the request's closing brace.
-	byDigest, withSource []byte
-	resent               atomic.Int64 // program_missing answers resent with the source
+	// The request's "program" member, spliced onto the request's closing
+	// brace (`,"program":{...}}`): by digest only; with the program
+	// compiled by the host (sdk/interp.Compile, no source: decoding it is
+	// ~10x cheaper in the guest than compiling the source; the source
+	// when the host could not compile it); with the source.
+	byDigest, withProgram, withSource []byte
+	resent                            atomic.Int64 // program_missing answers resent with the source
 }
 
 // maxTrackedPrograms bounds the program digests remembered per interpreter
@@ -44,80 +47,94 @@ func newServerLayer(s *spec.Server) (*serverLayer, error) {
 	if err != nil {
 		return nil, err
 	}
+	prog := full
+	if c, err := interp.Compile(p.Source); err == nil {
+		if prog, err = abi.Marshal(abi.Program{Digest: p.Digest, Errors: p.Errors, Compiled: c}); err != nil {
+			return nil, err
+		}
+	}
 	suffix := func(b []byte) []byte { return append(append([]byte(`,"program":`), b...), '}') }
-	return &serverLayer{digest: p.Digest, byDigest: suffix(short), withSource: suffix(full)}, nil
+	return &serverLayer{digest: p.Digest, byDigest: suffix(short), withProgram: suffix(prog), withSource: suffix(full)}, nil
 }
 
-// request adds the program to a call request (the JSON object Module.Call
-// or ReadResource encoded, without a program member).
-func (l *serverLayer) request(req []byte, source bool) ([]byte, error) {
+// request adds a program member (one of l's suffixes) to a call request
+// (the JSON object Module.Call or ReadResource encoded, without one).
+func (l *serverLayer) request(req, suffix []byte) ([]byte, error) {
 	req = bytes.TrimSpace(req)
 	if len(req) < 2 || req[len(req)-1] != '}' {
 		return nil, &outputError{"call request is not a JSON object"}
-	}
-	suffix := l.byDigest
-	if source {
-		suffix = l.withSource
 	}
 	out := make([]byte, 0, len(req)-1+len(suffix))
 	return append(append(out, req[:len(req)-1]...), suffix...), nil
 }
 
 // invoke runs req on inst: as is for a module, with the program for a
-// synthesized server. The program's source goes only to an instance not
-// known to hold it; an instance that answers program_missing (it never had
-// it, or evicted it) is sent the source once more.
-func (m *Module) invoke(ctx context.Context, inst *instance, req []byte) ([]byte, error) {
+// synthesized server. The program goes only to an instance not known to
+// hold it, compiled by the host; an instance that answers program_missing
+// (it never had it, evicted it, or could not decode the compiled form) is
+// sent the source once more. ans is out decoded when invoke had to decode
+// it (a server's answer that may be an internalError), so that the caller
+// does not decode it again; else nil.
+func (m *Module) invoke(ctx context.Context, inst *instance, req []byte) (out []byte, ans *abi.Answer, err error) {
 	l := m.srv
 	if l == nil {
-		return inst.invoke(ctx, req)
+		out, err = inst.invoke(ctx, req)
+		return out, nil, err
 	}
-	known := inst.programs[l.digest]
-	r, err := l.request(req, !known)
+	suffix := l.withProgram
+	if inst.programs[l.digest] {
+		suffix = l.byDigest
+	}
+	r, err := l.request(req, suffix)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := inst.invoke(ctx, r)
-	if err != nil {
-		return nil, err
+	if out, err = inst.invoke(ctx, r); err != nil {
+		return nil, nil, err
 	}
-	if known && internalCode(out) == abi.InternalProgramMissing {
+	if ans = internalAnswer(out); ans != nil && ans.Code == abi.InternalProgramMissing {
 		l.resent.Add(1)
-		if r, err = l.request(req, true); err != nil {
-			return nil, err
+		if r, err = l.request(req, l.withSource); err != nil {
+			return nil, nil, err
 		}
 		if out, err = inst.invoke(ctx, r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		ans = nil
 	}
 	if inst.programs == nil || len(inst.programs) >= maxTrackedPrograms {
 		inst.programs = map[string]bool{}
 	}
 	inst.programs[l.digest] = true
-	return out, nil
+	return out, ans, nil
 }
 
-// internalCode is the code of an internalError answer, or "".
-func internalCode(out []byte) string {
+// internalAnswer is out decoded when it may be an internalError answer (it
+// holds the member name), or nil: the one decode of such an answer, reused
+// by parseResponse.
+func internalAnswer(out []byte) *abi.Answer {
 	if !bytes.Contains(out, []byte(`"internalError"`)) {
-		return ""
+		return nil
 	}
-	var ie abi.InternalError
-	if json.Unmarshal(out, &ie) != nil {
-		return ""
+	ans, err := abi.DecodeAnswer(out)
+	if err != nil {
+		return nil
 	}
-	return ie.Code
+	return ans
 }
 
 // internalKind is the failure of an internalError answer by its code
-// (abi.InternalError.Code): a call out of its interpreter step budget is a
-// budget failure like a deadline (ErrDeadline), as is a program its call's
-// deadline cancelled; every other internal error (a failed statement of the
-// program, fail(), a runtime error, a program that does not compile, or
-// none) is the module's bug (ErrTrap), attributed to the environment.
+// (abi.InternalError.Code): a call out of its interpreter step budget is
+// ErrStepBudget (the program's runaway loop, deterministic: not retried); a
+// program its call's deadline cancelled is ErrDeadline; every other
+// internal error (a failed statement of the program, fail(), a runtime
+// error, a program that does not compile, or none) is the module's bug
+// (ErrTrap), attributed to the environment.
 func internalKind(code string) error {
 	switch code {
-	case abi.InternalSteps, abi.InternalDeadline:
+	case abi.InternalSteps:
+		return ErrStepBudget
+	case abi.InternalDeadline:
 		return ErrDeadline
 	}
 	return ErrTrap
@@ -140,7 +157,8 @@ func (m *Module) ToolPolicy(tool string) sqlhost.Policy { return m.policyFor(too
 
 // toolPolicies is the per-tool table policy of a server: each tool may
 // write its Writes and read its Reads and Writes, nothing else; the export
-// hook reads every table and writes none.
+// hook (and the export of changed records) reads every table and writes
+// none.
 func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 	out := make(map[string]sqlhost.Policy, len(s.Tools)+1)
 	for _, t := range s.Tools {
@@ -150,6 +168,7 @@ func toolPolicies(s *spec.Server) map[string]sqlhost.Policy {
 		}
 	}
 	out[ExportTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
+	out[ExportChangedTool] = sqlhost.Policy{Owns: []string{}, Reads: s.Tables()}
 	return out
 }
 
@@ -193,8 +212,9 @@ var ErrNotInterpreter = errors.New("not an interpreter module")
 // (docs/abi.md, "Program").
 //
 // An interpreter's internal error answers classify by code: out of the step
-// budget is ErrDeadline, anything else (a failed statement, fail(), a
-// runtime error, a program that does not compile) ErrTrap. A statement
+// budget is ErrStepBudget, cancelled by the call's deadline ErrDeadline,
+// anything else (a failed statement, fail(), a runtime error, a program
+// that does not compile) ErrTrap. A statement
 // outside the tool's declared tables is refused ("denied", listed in
 // Result.Denied or CallError.Denied) and, since the interpreter treats a
 // failed statement as the program's bug, fails the call with ErrTrap.
@@ -279,6 +299,9 @@ func (r *Runtime) interpreter(ctx context.Context, reg *Registry, ref string) (*
 	if reg == nil {
 		return nil, fmt.Errorf("%w: %s (no registry)", ErrNoInterpreter, ref)
 	}
+	if m := r.cachedInterpreter(ref); m != nil {
+		return m, nil
+	}
 	ib, _, err := reg.Get(ref)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNoInterpreter, ref)
@@ -289,7 +312,11 @@ func (r *Runtime) interpreter(ctx context.Context, reg *Registry, ref string) (*
 	if ib.IsServer() {
 		return nil, fmt.Errorf("%w: %s is a synthesized server", ErrNotInterpreter, ref)
 	}
-	return r.Compile(ctx, ib.Wasm)
+	m, err := r.Compile(ctx, ib.Wasm)
+	if err == nil {
+		r.keepInterpreter(ref, m)
+	}
+	return m, err
 }
 
 // InterpreterName is the registry name of the interpreter module

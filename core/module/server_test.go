@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
+	"github.com/weft-dev/weft/sdk/interp"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -214,23 +217,48 @@ func TestServerToolPolicy(t *testing.T) {
 	}
 }
 
-// A call out of its step budget is a budget failure (deadline), not the
-// agent's error; the next call runs normally.
+// A call out of its step budget is its own failure kind, step_budget (not
+// the agent's error, not a retryable deadline: the same call loops the same
+// way); its writes before the loop are rolled back and the next call runs
+// normally.
 func TestServerStepBudget(t *testing.T) {
 	s := loadBank(t)
+	s.Tools = append(s.Tools, spec.Tool{Name: "spin_after_write", Description: "Zeroes an account, then loops.",
+		Writes: []string{"accounts"}, InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)})
+	s.Program += `
+def spin_after_write():
+    execute("UPDATE accounts SET balance = 0 WHERE id = 'a1'")
+    n = 0
+    while True:
+        n += 1
+`
 	st, seed := bankSeed(t, s)
-	m, err := NewNativeServer(s, Config{CallTimeout: 30e9})
+	m, err := NewNativeServer(s, Config{CallTimeout: 60e9})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sess := &Session{Workspace: st.Fork(seed)}
-	_, err = m.Call(context.Background(), sess, "spin", json.RawMessage(`{}`))
-	var ce *CallError
-	if !errors.As(err, &ce) || failure.Of(err) != failure.Deadline || !strings.Contains(ce.Message, "step budget") {
-		t.Fatalf("spin: %v", err)
+	for _, tool := range []string{"spin", "spin_after_write"} {
+		hash := sess.Workspace.Hash()
+		_, err = m.Call(context.Background(), sess, tool, json.RawMessage(`{}`))
+		var ce *CallError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrStepBudget) || ce.Code != abi.InternalSteps ||
+			!strings.Contains(ce.Message, "ran out of its step budget (20000000 steps)") {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		k := failure.Of(err)
+		if k != failure.StepBudget || k.Retryable() || !k.Infra() || !k.InModule() || k.Blame() != failure.BlameEnvironment {
+			t.Errorf("%s: kind %s (retryable %v, infra %v, in module %v, blame %s)", tool, k, k.Retryable(), k.Infra(), k.InModule(), k.Blame())
+		}
+		if errors.Is(err, ErrDeadline) {
+			t.Errorf("%s: a step budget failure is not a deadline: %v", tool, err)
+		}
+		if sess.Workspace.Hash() != hash {
+			t.Errorf("%s: the failed call changed the state", tool)
+		}
 	}
-	if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.IsError || got.Failure != "" {
-		t.Errorf("after spin: %+v", got)
+	if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.Text != `{"id":"a1","owner":"Ada","balance":100}` {
+		t.Errorf("after the loops: %+v", got)
 	}
 }
 
@@ -301,7 +329,7 @@ func TestServersSharePool(t *testing.T) {
 }
 
 // An instance that no longer holds a program it was sent (the guest keeps
-// 256 compiled programs) answers program_missing and is sent the source
+// interp.DefaultMaxPrograms compiled programs) answers program_missing and is sent the source
 // again.
 func TestServerProgramResent(t *testing.T) {
 	s := loadBank(t)
@@ -313,7 +341,7 @@ func TestServerProgramResent(t *testing.T) {
 	if got := callOutcome(t, first, sess, "get_account", `{"account_id":"a1"}`); got.Failure != "" || got.IsError {
 		t.Fatalf("first call: %+v", got)
 	}
-	for i := range 260 {
+	for i := range interp.DefaultMaxPrograms + 4 {
 		m, err := rt.LoadServer(ctx, in, variant(s, i))
 		if err != nil {
 			t.Fatal(err)
@@ -348,5 +376,70 @@ func TestLoadServerRefusesNonInterpreter(t *testing.T) {
 	_, err = rt.LoadServer(ctx, srv.Interpreter(), bad)
 	if !errors.Is(err, ErrInvalidModule) || !strings.Contains(err.Error(), `server "bank", tool "get_account", field reads: table "ledger" is not created by the schema`) {
 		t.Errorf("invalid spec: %v", err)
+	}
+}
+
+// bankExportChanged is the bank program's export_changed(): the accounts
+// and transfers of the changed rows, None for a removed one.
+const bankExportChanged = `
+def export_changed(changed):
+    out = {}
+    for coll, table, col in [("accounts", "accounts", "id"), ("transfers", "transfers", "id")]:
+        rows = changed.get(table, [])
+        if rows:
+            recs = {}
+            for r in rows:
+                rec = query_one("SELECT * FROM " + table + " WHERE id = ?", r[col])
+                recs[str(r[col])] = rec
+            out[coll] = recs
+    return out
+`
+
+// The export of changed records (ExportChangedTool) answers the records of
+// the rows named, in the export's encoding, through wasm and natively; a
+// module whose manifest does not say export_changed refuses it as an
+// unknown tool and arguments without "changed" are invalid, both before
+// anything runs.
+func TestServerExportChanged(t *testing.T) {
+	s := loadBank(t)
+	s.ExportChanged = true
+	s.Program += bankExportChanged
+	st, seed := bankSeed(t, s)
+	native, err := NewNativeServer(s, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wasm := wasmServer(t, Config{CacheDir: filepath.Join(os.TempDir(), "weft-test-wazero-cache")}, s)
+	plain, err := NewNativeServer(loadBank(t), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const args = `{"changed":{"accounts":[{"id":"a1"},{"id":"a9"}],"transfers":[{"id":2}]}}`
+	const want = `{"accounts":{"a1":{"id":"a1","owner":"Ada","balance":70},"a9":null},"transfers":{"2":{"id":2,"from_id":"a1","to_id":"a2","amount":30,"at":"2025-01-01T00:00:00"}}}`
+	for _, m := range []*Module{native, wasm} {
+		sess := &Session{Workspace: st.Fork(seed), Seed: 3}
+		if got := callOutcome(t, m, sess, "transfer", `{"from_id":"a1","to_id":"a2","amount":30}`); got.IsError || got.Failure != "" {
+			t.Fatalf("transfer: %+v", got)
+		}
+		res, err := m.Call(context.Background(), sess, ExportChangedTool, json.RawMessage(args))
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", ExportChangedTool, err, res)
+		}
+		if d := cmp.Diff(want, res.Content[0].Text); d != "" {
+			t.Errorf("%s (-want +got):\n%s", m.Digest(), d)
+		}
+		hash := sess.Workspace.Hash()
+		if _, err := m.Call(context.Background(), sess, ExportChangedTool, json.RawMessage(`{}`)); !errors.Is(err, ErrInvalidArguments) {
+			t.Errorf("no changed member: %v", err)
+		}
+		if sess.Workspace.Hash() != hash {
+			t.Error("a refused export of changed records changed the state")
+		}
+	}
+	if _, err := plain.Call(context.Background(), &Session{Workspace: st.Fork(seed)}, ExportChangedTool, json.RawMessage(args)); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("a server without export_changed: %v", err)
+	}
+	if p := native.ToolPolicy(ExportChangedTool); len(p.Owns) != 0 || !slices.Equal(p.Reads, []string{"accounts", "transfers"}) {
+		t.Errorf("policy of %s: %+v", ExportChangedTool, p)
 	}
 }

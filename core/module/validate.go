@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	fshost "github.com/weft-dev/weft/hosts/fs"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -21,6 +23,7 @@ var SupportedHosts = map[string][]string{
 	"clock": {"v1"},
 	"rand":  {"v1"},
 	"log":   {"v1"},
+	"fs":    {"v1"},
 }
 
 // tableNameRE is the charset of manifest table names: MySQL's unquoted
@@ -57,6 +60,9 @@ func (m *Manifest) compileSchemas() (map[string]*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("host library %s version %q is not provided (have %v)", h, v, vs)
 		}
 	}
+	if m.ExportChanged && !m.Export {
+		return nil, errors.New("manifest says export_changed without export")
+	}
 	seen := map[string]bool{}
 	for _, list := range [][]string{m.Tables.Owns, m.Tables.Reads} {
 		for _, t := range list {
@@ -71,6 +77,18 @@ func (m *Manifest) compileSchemas() (map[string]*jsonschema.Schema, error) {
 				return nil, fmt.Errorf("table %q declared twice", t)
 			}
 			seen[k] = true
+		}
+	}
+	if f := m.Files; f != nil {
+		for _, list := range [][]string{f.Reads, f.Writes} {
+			for _, pat := range list {
+				if err := fshost.CheckPattern(pat); err != nil {
+					return nil, fmt.Errorf("manifest files: %w", err)
+				}
+			}
+		}
+		if len(f.Reads)+len(f.Writes) > 0 && m.Hosts["fs"] == "" {
+			return nil, errors.New(`manifest declares files but not the host library "fs": "v1"`)
 		}
 	}
 	schemas := make(map[string]*jsonschema.Schema, len(m.Tools))

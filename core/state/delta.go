@@ -22,10 +22,20 @@ const DeltaFormat = "weft.state-delta/v1"
 //	{"format": "weft.state-delta/v1", "base": "<hex hash>",
 //	 "tables": [{"name": "orders", "auto_increment": 9,
 //	             "delete": [[3]], "upsert": [[8, "x", ...]]}]}
+//
+// and, when files changed, "files": {"delete": ["old.txt"], "upsert":
+// [{"path": "new.txt", "data": "..."}]} (entries as in Export; a path in
+// both lists is removed, then written).
 type deltaDoc struct {
 	Format string       `json:"format"`
 	Base   string       `json:"base"`
 	Tables []deltaTable `json:"tables"`
+	Files  *deltaFiles  `json:"files,omitempty"`
+}
+
+type deltaFiles struct {
+	Delete []string     `json:"delete,omitempty"`
+	Upsert []exportFile `json:"upsert,omitempty"`
 }
 
 type deltaTable struct {
@@ -97,6 +107,24 @@ func (v *Version) ExportDelta(w io.Writer, base *Version) error {
 			continue
 		}
 		doc.Tables = append(doc.Tables, dt)
+	}
+	if base.files != v.files {
+		df := &deltaFiles{}
+		eq := func(x, y *fileNode) bool { return x == y || (x.dir == y.dir && x.sum == y.sum) }
+		ptree.Diff(base.files.tree(), v.files.tree(), eq, func(p string, na, nb **fileNode) bool {
+			if nb == nil {
+				df.Delete = append(df.Delete, p)
+			} else {
+				if na != nil && (*na).dir != (*nb).dir {
+					df.Delete = append(df.Delete, p)
+				}
+				df.Upsert = append(df.Upsert, toExportFile(p, *nb))
+			}
+			return true
+		})
+		if len(df.Delete)+len(df.Upsert) > 0 {
+			doc.Files = df
+		}
 	}
 	b, err := marshalNoEscape(doc)
 	if err != nil {
@@ -210,5 +238,31 @@ func (s *Store) ImportDelta(ctx context.Context, base *Version, r io.Reader) (*V
 		}
 		tables[slot] = td
 	}
-	return s.newVersion(base.cat, tables), nil
+	files := base.files
+	if df := doc.Files; df != nil {
+		for _, p := range df.Delete {
+			if _, err := cleanPath(p); err != nil {
+				return nil, &Error{Kind: ErrBadImport, Path: p, Err: err}
+			}
+			if _, ok := files.get(p); !ok {
+				return nil, &Error{Kind: ErrBadImport, Path: p, Err: fmt.Errorf("deleted file %q is not in the base", p)}
+			}
+			files = files.del(p)
+		}
+		for _, ef := range df.Upsert {
+			f, err := fromExportFile(ef)
+			if err != nil {
+				return nil, err
+			}
+			cp, err := cleanPath(f.Path)
+			if err != nil {
+				return nil, &Error{Kind: ErrBadImport, Path: f.Path, Err: err}
+			}
+			if o, ok := files.get(cp); ok && o.dir != f.Dir {
+				return nil, &Error{Kind: ErrBadImport, Path: f.Path, Err: fmt.Errorf("file %q changes kind without being deleted first", f.Path)}
+			}
+			files = files.set(cp, f.Dir, f.Data)
+		}
+	}
+	return s.newVersionFiles(base.cat, tables, files), nil
 }

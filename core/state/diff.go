@@ -15,10 +15,14 @@ import (
 // only one state or its stored values differ.
 type Changes struct {
 	Tables []TableDiff `json:"tables"`
+	// Files lists the workspace entries that differ, in path order
+	// (omitted when none do).
+	Files []FileChange `json:"files,omitempty"`
 }
 
-// Empty reports whether the two states had the same tables, schemas and rows.
-func (c *Changes) Empty() bool { return len(c.Tables) == 0 }
+// Empty reports whether the two states had the same tables, schemas, rows
+// and files.
+func (c *Changes) Empty() bool { return len(c.Tables) == 0 && len(c.Files) == 0 }
 
 // Count returns the number of added, removed and changed rows over all tables.
 func (c *Changes) Count() int {
@@ -68,13 +72,15 @@ type ColumnChange struct {
 	New    any    `json:"new"`
 }
 
-// Diff computes the row-level changes from a to b. Tables are matched by
+// Diff computes the row-level and file-level changes from a to b. Tables are matched by
 // name; a table present in only one side shows all its rows added or
 // removed. Cost: O(k log n) for k changed rows in tables of n rows when b
 // descends from a (or both from a common version), since shared subtrees are
 // skipped; at worst O(n) for unrelated states.
 func Diff(a, b *Version) *Changes {
-	return diffTables(a.tables, b.tables)
+	c := diffTables(a.tables, b.tables)
+	c.Files = diffFiles(a.files, b.files)
+	return c
 }
 
 // DiffWorkspace computes the changes from version a to the workspace's
@@ -82,8 +88,11 @@ func Diff(a, b *Version) *Changes {
 func (w *Workspace) DiffWorkspace(a *Version) *Changes {
 	w.mu.Lock()
 	tables := append([]*tableData(nil), w.tables...)
+	files := w.files
 	w.mu.Unlock()
-	return diffTables(a.tables, tables)
+	c := diffTables(a.tables, tables)
+	c.Files = diffFiles(a.files, files)
+	return c
 }
 
 func diffTables(at, bt []*tableData) *Changes {

@@ -45,7 +45,11 @@ type Error struct {
 	Table     string
 	Column    string
 	Statement string
-	Err       error
+	// Path is the workspace path involved in a file error ("." for the
+	// root); Limit names the cap of an ErrFileLimit (LimitFileBytes, ...).
+	Path  string
+	Limit string
+	Err   error
 }
 
 func (e *Error) Error() string {
@@ -58,6 +62,9 @@ func (e *Error) Error() string {
 	}
 	if e.Table != "" {
 		fmt.Fprintf(&b, " (table %s)", e.Table)
+	}
+	if e.Path != "" && (e.Err == nil || !strings.Contains(e.Err.Error(), e.Path)) {
+		fmt.Fprintf(&b, " (path %q)", e.Path)
 	}
 	if e.Statement != "" {
 		s := e.Statement

@@ -27,6 +27,7 @@ func FuzzImport(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte(`{"format":"weft.state/v1","ddl":["CREATE TABLE t (a INT PRIMARY KEY, b JSON)"],"tables":[{"name":"t","columns":["a","b"],"rows":[[1,{"$json":null}]]}]}`))
 	f.Add([]byte(`{"format":"weft.state/v1","ddl":[],"tables":[]}`))
+	f.Add([]byte(`{"format":"weft.state/v1","ddl":[],"tables":[],"files":[{"path":"d","dir":true},{"path":"d/a.txt","data":"hi\n"},{"path":"b","base64":"/wA="},{"path":"e","data":""}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// DDL is executed by the engine; keep the fuzzer on the decoder by
 		// refusing statements other than CREATE TABLE.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -24,14 +25,87 @@ const ExportFormat = "weft.state/v1"
 //	{"format": "weft.state/v1",
 //	 "ddl": ["CREATE TABLE ...", ...],
 //	 "tables": [{"name": "orders", "columns": ["id", ...], "auto_increment": 4,
-//	             "rows": [[1, "12.50", ...], ...]}, ...]}
+//	             "rows": [[1, "12.50", ...], ...]}, ...],
+//	 "files": [{"path": "docs", "dir": true},
+//	           {"path": "docs/a.txt", "data": "text"},
+//	           {"path": "logo.png", "base64": "iVBO..."}]}
 //
-// Tables are ordered by lower-case name and rows by primary key, so equal
-// states export to identical bytes.
+// Tables are ordered by lower-case name, rows by primary key and files by
+// path, so equal states export to identical bytes. "files" is omitted when
+// the state has none (so states without files export as before); a file
+// whose content is valid UTF-8 is written as "data" text, any other as
+// "base64".
 type exportDoc struct {
 	Format string        `json:"format"`
 	DDL    []string      `json:"ddl"`
 	Tables []exportTable `json:"tables"`
+	Files  []exportFile  `json:"files,omitempty"`
+}
+
+// exportFile is one workspace entry of an export or delta: exactly one of
+// Dir, Data and Base64.
+type exportFile struct {
+	Path   string  `json:"path"`
+	Dir    bool    `json:"dir,omitempty"`
+	Data   *string `json:"data,omitempty"`
+	Base64 *string `json:"base64,omitempty"`
+}
+
+func toExportFile(p string, n *fileNode) exportFile {
+	ef := exportFile{Path: p, Dir: n.dir}
+	if n.dir {
+		return ef
+	}
+	if utf8.Valid(n.data) {
+		s := string(n.data)
+		ef.Data = &s
+	} else {
+		s := base64.StdEncoding.EncodeToString(n.data)
+		ef.Base64 = &s
+	}
+	return ef
+}
+
+// fromExportFile decodes one entry (ErrBadImport when malformed).
+func fromExportFile(ef exportFile) (File, error) {
+	bad := func(why string) (File, error) {
+		return File{}, &Error{Kind: ErrBadImport, Path: ef.Path, Err: fmt.Errorf("file %q: %s", ef.Path, why)}
+	}
+	n := 0
+	for _, set := range []bool{ef.Dir, ef.Data != nil, ef.Base64 != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return bad(`needs exactly one of "dir": true, "data" and "base64"`)
+	}
+	switch {
+	case ef.Dir:
+		return File{Path: ef.Path, Dir: true}, nil
+	case ef.Data != nil:
+		return File{Path: ef.Path, Data: []byte(*ef.Data)}, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(*ef.Base64)
+	if err != nil {
+		return bad("base64: " + err.Error())
+	}
+	return File{Path: ef.Path, Data: b}, nil
+}
+
+func importFiles(v *Version, efs []exportFile) (*Version, error) {
+	if len(efs) == 0 {
+		return v, nil
+	}
+	files := make([]File, 0, len(efs))
+	for _, ef := range efs {
+		f, err := fromExportFile(ef)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return v.WithFiles(files)
 }
 
 type exportTable struct {
@@ -150,6 +224,10 @@ func (v *Version) Export(w io.Writer) error {
 		}
 		doc.Tables = append(doc.Tables, et)
 	}
+	v.files.under("", func(p string, n *fileNode) bool {
+		doc.Files = append(doc.Files, toExportFile(p, n))
+		return true
+	})
 	b, err := marshalNoEscape(doc)
 	if err != nil {
 		return err
@@ -238,7 +316,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader) (*Version, error) {
 			v.tables[i] = &c
 		}
 	}
-	return v, nil
+	return importFiles(v, doc.Files)
 }
 
 // importValue decodes one exported value for column col into a Go value that

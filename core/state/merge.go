@@ -5,11 +5,12 @@ import (
 	"slices"
 )
 
-// Merge returns a version holding the tables of every version in vs, in the
+// Merge returns a version holding the tables and files of every version in vs, in the
 // order given: the seed state of a lifecycle group whose modules each bring
 // their own tables. A table present in several versions must be identical in
 // all of them (same schema and rows), else the error is an *Error of kind
-// ErrBadArgument naming it; versions of another store give ErrForeignStore.
+// ErrBadArgument naming it (likewise a file path holding different
+// entries); versions of another store give ErrForeignStore.
 // O(total tables); rows are shared, not copied. Merge of one version returns
 // it unchanged.
 func Merge(vs ...*Version) (*Version, error) {
@@ -43,5 +44,13 @@ func Merge(vs ...*Version) (*Version, error) {
 			}
 		}
 	}
-	return s.newVersion(cat, tables), nil
+	var trees []*fileTree
+	for _, v := range vs {
+		trees = append(trees, v.files)
+	}
+	files, err := mergeFiles(trees)
+	if err != nil {
+		return nil, err
+	}
+	return s.newVersionFiles(cat, tables, files), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math/big"
 	"slices"
 	"strings"
@@ -33,6 +34,8 @@ type Store struct {
 	idle   []*session
 	nextID atomic.Uint64
 	sessID atomic.Uint32
+
+	fileLimits FileLimits // SetFileLimits; zero fields are defaults
 }
 
 // NewStore returns a Store with its own go-mysql-server engine over weft's
@@ -94,6 +97,7 @@ type Version struct {
 	store  *Store
 	cat    *catalog
 	tables []*tableData
+	files  *fileTree // nil: no files
 
 	hashOnce sync.Once
 	hash     Hash
@@ -158,11 +162,37 @@ func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 // Hash returns the version's content hash. It costs O(number of tables): row
 // hashes are maintained incrementally as rows change.
 func (v *Version) Hash() Hash {
-	v.hashOnce.Do(func() { v.hash = hashTables(v.tables) })
+	v.hashOnce.Do(func() { v.hash = hashState(v.tables, v.files) })
 	return v.hash
 }
 
-func hashTables(tables []*tableData) Hash {
+// hashState hashes the tables and, when there are any, the files: a state
+// without files hashes as it did before workspace files existed (decision
+// 025), so existing version ids and data directories stay valid. The files
+// part is "files\n", the entry count, the byte total and the entries'
+// additive multiset hash (fileDigest), all maintained incrementally.
+func hashState(tables []*tableData, files *fileTree) Hash {
+	if files.len() == 0 {
+		return hashWith(tables, nil)
+	}
+	return hashWith(tables, func(h io.Writer) {
+		var buf [8]byte
+		h.Write([]byte("files\n"))
+		binary.BigEndian.PutUint64(buf[:], uint64(files.len()))
+		h.Write(buf[:])
+		binary.BigEndian.PutUint64(buf[:], uint64(files.bytes))
+		h.Write(buf[:])
+		for _, l := range files.sum {
+			binary.BigEndian.PutUint64(buf[:], l)
+			h.Write(buf[:])
+		}
+	})
+}
+
+// hashTables is the hash of a state of these tables and no files.
+func hashTables(tables []*tableData) Hash { return hashWith(tables, nil) }
+
+func hashWith(tables []*tableData, extra func(io.Writer)) Hash {
 	h := sha256.New()
 	h.Write([]byte("weft.state/v1\n"))
 	var buf [8]byte
@@ -175,6 +205,9 @@ func hashTables(tables []*tableData) Hash {
 			h.Write(buf[:])
 		}
 	}
+	if extra != nil {
+		extra(h)
+	}
 	var out Hash
 	h.Sum(out[:0])
 	return out
@@ -184,10 +217,16 @@ func (s *Store) newVersion(cat *catalog, tables []*tableData) *Version {
 	return &Version{id: s.nextID.Add(1), store: s, cat: cat, tables: slices.Clone(tables)}
 }
 
+func (s *Store) newVersionFiles(cat *catalog, tables []*tableData, files *fileTree) *Version {
+	v := s.newVersion(cat, tables)
+	v.files = files
+	return v
+}
+
 // Fork returns a new private, mutable workspace whose state is v. O(number of
-// tables): rows and indexes are shared with v until written.
+// tables): rows, indexes and the file tree are shared with v until written.
 func (s *Store) Fork(v *Version) *Workspace {
-	return &Workspace{store: s, cat: v.cat, tables: slices.Clone(v.tables), base: v}
+	return &Workspace{store: s, cat: v.cat, tables: slices.Clone(v.tables), files: v.files, base: v}
 }
 
 // TableRows is bulk data for one table: Rows[i][j] is the value of

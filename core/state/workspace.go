@@ -33,6 +33,7 @@ type Workspace struct {
 	mu     sync.Mutex
 	cat    *catalog
 	tables []*tableData // owned by this workspace; entries are immutable
+	files  *fileTree    // immutable; replaced by each file write
 	base   *Version
 	unit   *Unit
 	ddl    bool // schema changes allowed (only while loading)
@@ -56,7 +57,7 @@ func (w *Workspace) Snapshot() (*Version, error) {
 	if w.unit != nil {
 		return nil, &Error{Kind: ErrUnitInProgress}
 	}
-	return w.store.newVersion(w.cat, w.tables), nil
+	return w.store.newVersionFiles(w.cat, w.tables, w.files), nil
 }
 
 // Restore replaces the workspace's state with v (any version of the same
@@ -73,6 +74,7 @@ func (w *Workspace) Restore(v *Version) error {
 	}
 	w.cat = v.cat
 	w.tables = slices.Clone(v.tables)
+	w.files = v.files
 	w.base = v
 	return nil
 }
@@ -82,7 +84,7 @@ func (w *Workspace) Restore(v *Version) error {
 func (w *Workspace) Hash() Hash {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return hashTables(w.tables)
+	return hashState(w.tables, w.files)
 }
 
 // Rows is a materialized query result: Columns[j] names column j and
@@ -134,6 +136,7 @@ type Unit struct {
 	w     *Workspace
 	cat   *catalog
 	saved []*tableData
+	files *fileTree
 	done  bool
 }
 
@@ -145,7 +148,7 @@ func (w *Workspace) Begin() (*Unit, error) {
 	if w.unit != nil {
 		return nil, &Error{Kind: ErrUnitInProgress}
 	}
-	u := &Unit{w: w, cat: w.cat, saved: slices.Clone(w.tables)}
+	u := &Unit{w: w, cat: w.cat, saved: slices.Clone(w.tables), files: w.files}
 	w.unit = u
 	return u, nil
 }
@@ -202,6 +205,7 @@ func (u *Unit) Rollback() error {
 	}
 	u.w.cat = u.cat
 	u.w.tables = u.saved
+	u.w.files = u.files
 	u.done = true
 	u.w.unit = nil
 	return nil

@@ -51,6 +51,12 @@ const DefaultMemoryBudget = 256 << 20
 // validation itself could not run (ctx ended). A server that is wrong is a
 // report with findings, never an error.
 func Validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Report, error) {
+	r, _, err := validate(ctx, s, opts)
+	return r, err
+}
+
+// validate is Validate, also returning the validator (its normal calls).
+func validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Report, *validator, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 2 * time.Second
 	}
@@ -71,7 +77,7 @@ func Validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Repor
 		v.readback()
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.Findings = v.findings
 	if r.Findings == nil {
@@ -94,7 +100,7 @@ func Validate(ctx context.Context, s *spec.Server, opts ValidateOptions) (*Repor
 		r.Calls += sr.Calls
 		r.Stages = append(r.Stages, sr)
 	}
-	return r, nil
+	return r, v, nil
 }
 
 type validator struct {

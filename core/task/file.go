@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 )
@@ -157,6 +158,8 @@ func validateAll(tasks []*Task) error {
 // Kind known (ErrUnknownCheck) with its required fields (sql: SQL and an
 // Expect that is a JSON array of arrays; required_call and forbidden_call:
 // Tool, and Arguments a JSON object when given; communicate: Text;
+// file_equal, file_contains and file_absent: a workspace file Path in
+// io/fs.ValidPath form other than ".", and Text for file_contains;
 // changed_rows: only in an atomic task with a non-empty Reference); rubric
 // ids non-empty and unique per list, each with a Criterion and a Weight >= 0.
 // The error is an *Error naming the task, the atomic task and the field.
@@ -271,6 +274,13 @@ func validateChecks(checks []Check, atomic, hasReference bool) *fieldErr {
 			if strings.TrimSpace(strings.ReplaceAll(c.Text, ",", "")) == "" {
 				// Commas are ignored when matching: this would match anything.
 				return bad(".text", errors.New("has nothing but commas and spaces (commas are ignored when matching, so it would match every message)"))
+			}
+		case CheckFileEqual, CheckFileContains, CheckFileAbsent:
+			if !fs.ValidPath(c.Path) || c.Path == "." {
+				return bad(".path", fmt.Errorf("%q is not a workspace file path (relative, slash-separated, no . or .. elements)", c.Path))
+			}
+			if c.Kind == CheckFileContains && c.Text == "" {
+				return bad(".text", errors.New("missing"))
 			}
 		case "":
 			return bad(".kind", errors.New("missing"))

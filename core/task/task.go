@@ -40,6 +40,15 @@ const (
 	CheckCommunicate = "communicate"
 	// CheckUnchanged: the final state equals the initial state.
 	CheckUnchanged = "unchanged"
+	// CheckFileEqual: workspace file Path of the final state exists and its
+	// content is exactly Text (UTF-8).
+	CheckFileEqual = "file_equal"
+	// CheckFileContains: workspace file Path of the final state exists and
+	// its content contains Text.
+	CheckFileContains = "file_contains"
+	// CheckFileAbsent: no workspace entry (file or directory) Path in the
+	// final state.
+	CheckFileAbsent = "file_absent"
 )
 
 // MarshalJSON writes Compare as [] when it is empty but not nil ("compare
@@ -80,8 +89,11 @@ type Check struct {
 	Tool      string          `json:"tool,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Compare   []string        `json:"compare,omitempty"`
-	// Text for CheckCommunicate.
+	// Text for CheckCommunicate, CheckFileEqual and CheckFileContains.
 	Text string `json:"text,omitempty"`
+	// Path is the workspace path of CheckFileEqual, CheckFileContains and
+	// CheckFileAbsent (io/fs form, e.g. "docs/report.txt").
+	Path string `json:"path,omitempty"`
 	// Note says what the check is for (reports).
 	Note string `json:"note,omitempty"`
 }

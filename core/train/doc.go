@@ -7,7 +7,14 @@
 //     ablation (TrajectoryAdvantages);
 //   - undesirable-pattern detectors over one atomic turn (Detector,
 //     DefaultDetectors, Detect), whose hits mask positive credit;
-//   - the FTRL per-turn rewards (FTRLReward and its variants);
+//   - the FTRL per-turn rewards (FTRLReward and its variants) and FTRL's
+//     reward exactly as its Python code computes it (FTRLScore,
+//     ParseFTRLResponse, FTRLAnswerVerify; FTRLCompatible reproduces every
+//     reference case, FTRLDefault is weft's reading), its per-step
+//     unsolved_set accounting (FTRLEpisode), the Python value semantics it
+//     depends on (PyJSONLoads, PyJSONDumps, PyFloatRepr, PyLower,
+//     PyStrip) and the reference-case checker behind `weft ftrl score`
+//     (DecodeFTRLCase, ScoreFTRLCases); docs/ftrl.md;
 //   - rejection-sampling bookkeeping: the acceptance rule for one atomic turn
 //     (Accept) and tallies over many (SamplingStats);
 //   - the task–verifier consistency filter (Filter);

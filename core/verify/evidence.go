@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/weft-dev/weft/core/state"
@@ -67,4 +68,47 @@ func (e stateEvidence) Query(ctx context.Context, version, sql string) ([]string
 		}
 	}
 	return rows.Columns, out, nil
+}
+
+// FileEvidence is optionally implemented by an Evidence that can read the
+// workspace files of its versions (NewStateEvidence's does): ReadFile
+// returns file path's content in version, found false when no file is
+// there (absent, or a directory), and err for a missing version
+// (ErrNoVersion) or another failure. The file checks (file_equal,
+// file_contains, file_absent) need it; over an Evidence without it they
+// fail with ErrEvidence.
+type FileEvidence interface {
+	ReadFile(ctx context.Context, version, path string) (data []byte, found bool, err error)
+	// Exists reports whether any entry (file or directory) is at path.
+	Exists(ctx context.Context, version, path string) (bool, error)
+}
+
+func (e stateEvidence) ReadFile(_ context.Context, version, path string) ([]byte, bool, error) {
+	v, err := e.version(version)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := v.ReadFile(path)
+	switch {
+	case errors.Is(err, state.ErrNoSuchFile), errors.Is(err, state.ErrIsDir), errors.Is(err, state.ErrNotDir):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return d, true, nil
+}
+
+func (e stateEvidence) Exists(_ context.Context, version, path string) (bool, error) {
+	v, err := e.version(version)
+	if err != nil {
+		return false, err
+	}
+	_, err = v.Stat(path)
+	switch {
+	case errors.Is(err, state.ErrNoSuchFile):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }

@@ -144,6 +144,8 @@ func (v *verifier) check(ctx context.Context, k int, c task.Check) (CheckResult,
 		return forbiddenCall(v.in.Ledger, c)
 	case task.CheckCommunicate:
 		return communicate(v.in.Messages, c), nil
+	case task.CheckFileEqual, task.CheckFileContains, task.CheckFileAbsent:
+		return v.fileCheck(ctx, c)
 	}
 	return CheckResult{}, fmt.Errorf("%w: unknown check kind %q", ErrBadTask, c.Kind)
 }
@@ -635,4 +637,65 @@ func numericString(v any) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return f, err == nil
+}
+
+// fileCheck evaluates file_equal, file_contains and file_absent on the
+// final state's workspace files.
+func (v *verifier) fileCheck(ctx context.Context, c task.Check) (CheckResult, error) {
+	fe, ok := v.ev.(FileEvidence)
+	if !ok {
+		return CheckResult{}, fmt.Errorf("%w: %s needs evidence that reads workspace files (this Evidence has none)", ErrEvidence, c.Kind)
+	}
+	r := CheckResult{Kind: c.Kind}
+	if c.Kind == task.CheckFileAbsent {
+		found, err := fe.Exists(ctx, Final, c.Path)
+		if err != nil {
+			return CheckResult{}, fmt.Errorf("%w: file %s of %s: %w", ErrEvidence, c.Path, Final, err)
+		}
+		r.Passed = !found
+		if r.Passed {
+			r.Evidence = fmt.Sprintf("%s has no entry %s", Final, c.Path)
+		} else {
+			r.Evidence = fmt.Sprintf("%s still has %s", Final, c.Path)
+			r.Missing = []string{"absent " + c.Path}
+		}
+		return r, nil
+	}
+	data, found, err := fe.ReadFile(ctx, Final, c.Path)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("%w: file %s of %s: %w", ErrEvidence, c.Path, Final, err)
+	}
+	want := "file " + c.Path + " = " + strconv.Quote(c.Text)
+	if c.Kind == task.CheckFileContains {
+		want = "file " + c.Path + " contains " + strconv.Quote(c.Text)
+	}
+	switch {
+	case !found:
+		r.Evidence = fmt.Sprintf("%s has no file %s", Final, c.Path)
+	case c.Kind == task.CheckFileEqual:
+		r.Passed = string(data) == c.Text
+		if r.Passed {
+			r.Evidence = fmt.Sprintf("%s of %s is exactly the expected %d bytes", c.Path, Final, len(data))
+		} else {
+			r.Evidence = fmt.Sprintf("%s of %s is %s, not %s", c.Path, Final, excerptText(data), strconv.Quote(c.Text))
+		}
+	default:
+		r.Passed = strings.Contains(string(data), c.Text)
+		if r.Passed {
+			r.Evidence = fmt.Sprintf("%s of %s contains %s", c.Path, Final, strconv.Quote(c.Text))
+		} else {
+			r.Evidence = fmt.Sprintf("%s of %s (%s) does not contain %s", c.Path, Final, excerptText(data), strconv.Quote(c.Text))
+		}
+	}
+	if !r.Passed {
+		r.Missing = []string{want}
+	}
+	return r, nil
+}
+
+func excerptText(b []byte) string {
+	if len(b) > 200 {
+		return strconv.Quote(string(b[:200])) + "..."
+	}
+	return strconv.Quote(string(b))
 }

@@ -141,6 +141,16 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 		defer claim.Release()
 	}
 
+	if cfg.FTRL != nil {
+		if pf.only {
+			return a.print(runResult{Dir: out}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "%s: an ftrl run is offline, nothing to preflight\n", file)
+				return err
+			})
+		}
+		return runFTRL(ctx, a, cfg, file, out)
+	}
+
 	var pre *preflightResult
 	if !pf.skip {
 		pre = runPreflight(ctx, a, cfg)

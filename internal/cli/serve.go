@@ -41,6 +41,8 @@ type serveFlags struct {
 	maxConns       int
 	maxSessions    int
 	maxMCPSessions int
+	preload        []string
+	preloadAll     bool
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -99,6 +101,8 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.IntVar(&f.maxConns, "max-connections", megamcp.DefaultMaxConnections, "open HTTP connections at most (idle ones are evicted first; then new ones get 503 at_capacity)")
 	fl.IntVar(&f.maxSessions, "max-sessions", megamcp.DefaultMaxSessions, "live sessions at most (a create at the bound gets 503 at_capacity; -1: no bound)")
 	fl.IntVar(&f.maxMCPSessions, "max-mcp-sessions", megamcp.DefaultMaxEphemeralSessions, "MCP sessions on the unauthenticated /mcp at most (-1: no bound)")
+	fl.StringArrayVar(&f.preload, "preload", nil, "load this module or synthesized server (and its seed) before serving; repeat for more")
+	fl.BoolVar(&f.preloadAll, "preload-all", false, "load every name:latest module and synthesized server of the registry before serving (GET /v1/modules lists them)")
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	return cmd
 }
@@ -173,6 +177,15 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 		return err
 	}
 	defer closeSrv()
+	var pre *megamcp.PreloadReport
+	if f.preloadAll {
+		pre, err = srv.PreloadAll(ctx)
+	} else if len(f.preload) > 0 {
+		pre, err = srv.Preload(ctx, f.preload)
+	}
+	if err != nil {
+		return err
+	}
 	met := promhttp.HandlerFor(srvMetrics(srv), promhttp.HandlerOpts{})
 	h, err := srv.Handler(ctx, megamcp.HTTPOptions{
 		Token: token, DefaultModules: f.modules, SessionTimeout: f.sessionTimeout,
@@ -208,12 +221,18 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	hs, hl := srv.HTTPServer(h, ln, megamcp.Limits{MaxConnections: f.maxConns})
 	base := "http://" + ln.Addr().String()
 	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions())}
+	if pre != nil {
+		info["preloaded"], info["preloaded_servers"], info["preload_ms"] = pre.Loaded, pre.Servers, pre.Elapsed.Milliseconds()
+	}
 	if generated {
 		info["token"] = token
 		fmt.Fprintf(a.env.Stderr, "weft: admin token (set WEFT_TOKEN to choose one): %s\n", token)
 	}
 	if err := a.print(info, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "weft serve: listening on %s (MCP %s/mcp, admin %s/v1, %d sessions recovered)\n", ln.Addr(), base, base, len(srv.Sessions()))
+		if err == nil && pre != nil {
+			_, err = fmt.Fprintf(w, "weft serve: preloaded %d modules (%d synthesized servers) in %v\n", pre.Loaded, pre.Servers, pre.Elapsed.Round(time.Millisecond))
+		}
 		return err
 	}); err != nil {
 		return err

@@ -384,9 +384,10 @@ var ftrlVariants = map[string]train.Variant{
 }
 
 // rewardFunc maps a reward name to the GRPO candidate reward; nil for
-// "binary" (TurnResult.Reward). The FTRL rewards score one atomic turn with
-// its atomic task as the only sub-question: q = 1 when the turn completed
-// it (TurnResult.Reward == 1), p = the turn's tool calls, t = 1 unsolved
+// "binary" (TurnResult.Reward). The FTRL rewards are train.FTRLTurnScores
+// (weft's default FTRL mode) without FTRL sample state: the atomic task is
+// the turn's only sub-question, q = 1 when the turn completed it
+// (TurnResult.Reward == 1), p = the turn's tool calls, t = 1 unsolved
 // before the turn, the answer correct when the atomic task was completed.
 func rewardFunc(name string) func(*train.TurnResult) float64 {
 	if name == RewardScore {
@@ -406,17 +407,11 @@ func rewardFunc(name string) func(*train.TurnResult) float64 {
 		return nil
 	}
 	return func(tr *train.TurnResult) float64 {
-		q := 0
-		if tr.Reward == 1 {
-			q = 1
+		r, err := train.FTRLTurnScores(context.Background(), tr, nil, train.FTRLDefault)
+		if err != nil { // only an invalid mode, which FTRLDefault is not
+			panic(err)
 		}
-		return train.FTRLReward(train.TurnOutcome{
-			Calls:       len(tr.Segment.Calls),
-			NewlySolved: q,
-			Unsolved:    1,
-			Content:     tr.Segment.Content,
-			Correct:     q == 1,
-		}, v)
+		return r.Scores.Get(v)
 	}
 }
 

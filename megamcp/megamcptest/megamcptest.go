@@ -37,9 +37,9 @@ func Root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// Modules is the list of module names Registry provides: "hello", "retail"
-// and "fx".
-var Modules = []string{"hello", "retail", "fx"}
+// Modules is the list of module names Registry provides: "hello", "retail",
+// "fx" and "notesfs" (workspace files).
+var Modules = []string{"hello", "retail", "fx", "notesfs"}
 
 // CacheDir is a compilation cache shared by the test processes of one
 // machine (wazero's file cache, keyed by module content and wazero
@@ -75,6 +75,7 @@ func build(ctx context.Context) (map[string][]byte, error) {
 		{"hello", "examples/modules/hello", module.BuildOptions{}},
 		{"retail", "examples/modules/retail", module.BuildOptions{Schema: filepath.Join(root, "examples/modules/retail/retaildb/schema.sql"), Seed: seedPath}},
 		{"fx", "core/module/testdata/modules/fx", module.BuildOptions{Schema: fxSchema}},
+		{"notesfs", "examples/modules/notesfs", module.BuildOptions{}},
 	}
 	for _, sp := range specs {
 		b, err := module.Build(ctx, rt, filepath.Join(root, sp.dir), sp.opts)

@@ -185,6 +185,10 @@ type Program struct {
 	Digest string   `json:"digest"`
 	Source string   `json:"source,omitempty"`
 	Errors []string `json:"errors,omitempty"` // the closed set of tool error codes
+	// Compiled is the program compiled by the host (sdk/interp.Compile:
+	// go.starlark.net's compiled-program encoding), sent with Source; an
+	// interpreter that can decode it skips parsing and compiling Source.
+	Compiled []byte `json:"compiled,omitempty"`
 }
 
 // CallResult is the MCP CallToolResult a module answers a tool call with.

@@ -5,20 +5,28 @@ import "encoding/json"
 // Version is the manifest "abi" value of ABI v1.
 const Version = "weft/v1"
 
+// FSVersion is the version of the workspace-file host library
+// (weft_fs_v1) in a manifest's "hosts": "fs": "v1".
+const FSVersion = "v1"
+
 // Reserved request names: the "tool" of a CallRequest with which the host
-// calls the export hook (ExportTool, with {} arguments), reads a resource
+// calls the export hook (ExportTool, with {} arguments) and the export of
+// changed records (ExportChangedTool, arguments ExportChangedArgs), reads a resource
 // (ResourceReadRequest, arguments ResourceReadArgs) and renders a prompt
 // (PromptGetRequest, arguments PromptGetArgs). No tool or prompt may be
 // named with ReservedPrefix.
 const (
 	ExportTool          = "weft.export"
+	ExportChangedTool   = "weft.export_changed"
 	ResourceReadRequest = "weft.resource.read"
 	PromptGetRequest    = "weft.prompt.get"
 	ReservedPrefix      = "weft."
 )
 
-// HostVersions lists the host libraries of ABI v1 and their versions, as a
-// manifest's "hosts" declares them: library name -> version.
+// HostVersions lists the host libraries every ABI v1 module may use and
+// their versions, as a manifest's "hosts" declares them: library name ->
+// version. The workspace-file library ("fs": FSVersion) is declared only by
+// modules that use files (with a Files policy).
 func HostVersions() map[string]string {
 	return map[string]string{"sql": "v1", "clock": "v1", "rand": "v1", "log": "v1"}
 }
@@ -28,20 +36,27 @@ func HostVersions() map[string]string {
 // Tables.Owns are always written (possibly empty); Resources,
 // ResourceTemplates and Prompts are omitted when empty.
 type Manifest struct {
-	ABI         string            `json:"abi"` // Version
-	Name        string            `json:"name"`
-	Version     string            `json:"version"`
-	Description string            `json:"description,omitempty"`
-	Tools       []Tool            `json:"tools"`
-	Tables      Tables            `json:"tables"`
-	Hosts       map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
-	Export      bool              `json:"export"` // answers the ExportTool hook
+	ABI         string `json:"abi"` // Version
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+	Tools       []Tool `json:"tools"`
+	Tables      Tables `json:"tables"`
+	// Files is the workspace-file policy (weft_fs_v1); nil: no file access.
+	Files  *Files            `json:"files,omitempty"`
+	Hosts  map[string]string `json:"hosts"`  // host library -> version, e.g. "sql": "v1"
+	Export bool              `json:"export"` // answers the ExportTool hook
 	// ErrorsKeepState: a tool error commits the call's state changes
 	// instead of rolling them back (the default). For reference
 	// implementations whose error answers are ordinary return values
 	// that may follow a mutation (BFCL's APIs: add_contact counts the
 	// user before refusing a duplicate id).
 	ErrorsKeepState bool `json:"errors_keep_state,omitempty"`
+	// ExportChanged (only with Export) says the module also answers
+	// ExportChangedTool: the records of its export that given rows belong
+	// to, so a host comparing states after a few changes need not export
+	// the whole state (docs/abi.md, "Export of changed records").
+	ExportChanged bool `json:"export_changed,omitempty"`
 
 	// The module's MCP resources, resource templates and prompts (all
 	// optional; field names as in MCP 2025-11-25).
@@ -137,4 +152,17 @@ type Host interface {
 	// Progress sends an MCP progress notification for the current call;
 	// total 0 means unknown (weft_log_v1.progress).
 	Progress(progress, total float64, msg string)
+}
+
+// ExportChangedArgs is the arguments object of an ExportChangedTool
+// request: Changed maps a table name to the primary keys of its rows that
+// were added, removed or changed since a base state, each key a JSON object
+// {primary key column: value} (all columns for a table without a primary
+// key). The answer's text is a JSON object {collection: {record key:
+// record or null}} in the export hook's shape, holding at least every
+// record of the export any listed row belongs to, each as the export hook
+// would print it in the current state, and null for such a record that no
+// longer exists; records it leaves out are unchanged.
+type ExportChangedArgs struct {
+	Changed map[string][]map[string]any `json:"changed"`
 }

@@ -21,6 +21,11 @@ const (
 	// Deadline: a deadline passed (a tool call's, a harness's, the
 	// scheduler's per-attempt one, a host call's).
 	Deadline Kind = "deadline"
+	// StepBudget: a synthesized server's program ran out of its per-call
+	// interpreter step budget (sdk/interp): a loop or runaway computation
+	// of the program, deterministic in the state and arguments, so running
+	// it again fails the same way.
+	StepBudget Kind = "step_budget"
 	// Canceled: the caller canceled.
 	Canceled Kind = "canceled"
 	// MemoryLimit: the module needed more memory than its cap.
@@ -105,6 +110,7 @@ var infos = []Info{
 	{UnknownTool, "no tool of that name", false, false, BlamePolicy},
 	{Trap, "the tool module trapped, panicked, exited or answered internalError", true, true, BlameEnvironment},
 	{Deadline, "a deadline passed (tool call, harness, host call or the scheduler's per-attempt deadline)", true, true, BlameInfrastructure},
+	{StepBudget, "a synthesized server's program ran out of its per-call interpreter step budget (a runaway loop: deterministic, so not retried)", true, false, BlameEnvironment},
 	{Canceled, "the caller canceled the work (not retried: the caller is gone)", true, false, BlameInfrastructure},
 	{MemoryLimit, "the tool module needed more memory than its cap", true, true, BlameEnvironment},
 	{MalformedOutput, "the tool module answered something that is not a CallToolResult", true, true, BlameEnvironment},
@@ -172,11 +178,11 @@ func (k Kind) Blame() Blame {
 
 // InModule reports whether a tool call that failed with k failed inside
 // its module though the call was well-formed: trap, deadline,
-// memory_limit, malformed_output and internal (attribution's
+// step_budget, memory_limit, malformed_output and internal (attribution's
 // environment evidence).
 func (k Kind) InModule() bool {
 	switch k {
-	case Trap, Deadline, MemoryLimit, MalformedOutput, Internal:
+	case Trap, Deadline, StepBudget, MemoryLimit, MalformedOutput, Internal:
 		return true
 	}
 	return false

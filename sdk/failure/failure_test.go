@@ -65,7 +65,10 @@ func TestKindsDocumented(t *testing.T) {
 			in = append(in, i.Kind)
 		}
 	}
-	if fmt.Sprint(in) != "[trap deadline memory_limit malformed_output internal]" {
+	if !failure.StepBudget.Infra() || failure.StepBudget.Retryable() || failure.StepBudget.Blame() != failure.BlameEnvironment || !failure.Deadline.Retryable() {
+		t.Error("step_budget must be an environment failure that is not retried (unlike deadline)")
+	}
+	if fmt.Sprint(in) != "[trap deadline step_budget memory_limit malformed_output internal]" {
 		t.Errorf("InModule kinds = %v", in)
 	}
 }

@@ -28,7 +28,10 @@ const Format = "weft.server/v1"
 // the tool, whose parameters are the tool's arguments (docs/synthesis.md,
 // "Program"). Export, when true, says the program defines export(), which
 // returns the whole state in the domain's own JSON shape (the module export
-// hook, abi.ExportTool).
+// hook, abi.ExportTool). ExportChanged, when true (with Export), says it
+// also defines export_changed(changed), which returns only the export's
+// records the given rows belong to (abi.ExportChangedTool, docs/abi.md
+// "Export of changed records").
 type Server struct {
 	Format      string          `json:"format"`
 	Name        string          `json:"name"`
@@ -40,6 +43,8 @@ type Server struct {
 	Program     string          `json:"program,omitempty"`
 	Tools       []Tool          `json:"tools"`
 	Export      bool            `json:"export,omitempty"`
+	// ExportChanged: the program defines export_changed(changed).
+	ExportChanged bool `json:"export_changed,omitempty"`
 
 	// Directory form: files relative to server.json that hold Program,
 	// Schema and Seed instead of the inline members (Load reads them in).
@@ -303,6 +308,9 @@ func (s *Server) Validate() error {
 	if len(s.Tools) == 0 {
 		add("", "tools", "no tools")
 	}
+	if s.ExportChanged && !s.Export {
+		add("", "export_changed", "set without export")
+	}
 	seen := map[string]bool{}
 	for i, t := range s.Tools {
 		name := t.Name
@@ -312,7 +320,7 @@ func (s *Server) Validate() error {
 			add(name, "name", "tool declared twice")
 		}
 		seen[name] = true
-		if strings.HasPrefix(name, abi.ReservedPrefix) || name == "export" {
+		if strings.HasPrefix(name, abi.ReservedPrefix) || name == "export" || name == "export_changed" {
 			add(name, "name", "reserved name")
 		}
 		if strings.TrimSpace(t.Description) == "" {
@@ -405,7 +413,7 @@ func (s *Server) Manifest() abi.Manifest {
 		Tools:  make([]abi.Tool, 0, len(s.Tools)),
 		Tables: abi.Tables{Owns: s.Tables()},
 		Hosts:  map[string]string{"sql": "v1", "clock": "v1", "rand": "v1", "log": "v1"},
-		Export: s.Export,
+		Export: s.Export, ExportChanged: s.ExportChanged,
 	}
 	if m.Tables.Owns == nil {
 		m.Tables.Owns = []string{}

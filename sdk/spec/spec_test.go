@@ -66,6 +66,8 @@ func TestValidateErrors(t *testing.T) {
 		{"tool name", func(s *spec.Server) { s.Tools[0].Name = "get-note" },
 			[]string{`server "notes", tool "get-note", field tools[0].name: "get-note" is not a tool name (a Starlark identifier: letters, digits, _)`}},
 		{"reserved", func(s *spec.Server) { s.Tools[0].Name = "export" }, []string{`server "notes", tool "export", field name: reserved name`}},
+		{"reserved export_changed", func(s *spec.Server) { s.Tools[0].Name = "export_changed" }, []string{`server "notes", tool "export_changed", field name: reserved name`}},
+		{"export_changed without export", func(s *spec.Server) { s.Export, s.ExportChanged = false, true }, []string{`server "notes", field export_changed: set without export`}},
 		{"duplicate tool", func(s *spec.Server) { s.Tools = append(s.Tools, s.Tools[0]) }, []string{`server "notes", tool "get_note", field name: tool declared twice`}},
 		{"no tools", func(s *spec.Server) { s.Tools = nil }, []string{`server "notes", field tools: no tools`}},
 		{"seed", func(s *spec.Server) { s.Seed = json.RawMessage(`{"notes": [`) }, []string{`server "notes", field seed: is not JSON`}},

@@ -22,6 +22,12 @@ type Info struct {
 	Description string
 	Owns        []string // tables read and written
 	Reads       []string // tables only read
+	// FileReads and FileWrites are the workspace paths the module reads
+	// and writes (the manifest's "files"; patterns "**", "dir/**" or
+	// path.Match globs; writes imply reads). Either set declares the "fs"
+	// host library.
+	FileReads  []string
+	FileWrites []string
 }
 
 // Option modifies a tool registered by Register.
@@ -280,7 +286,8 @@ func checkToolName(name string) error {
 // shared type abi.Manifest):
 // abi "weft/v1", the Info given to Module, the registered tools in
 // registration order, "hosts" listing the four v1 host libraries (sql,
-// clock, rand, log), "export" when Export was called, and the registered
+// clock, rand, log) plus "fs" when Info declares workspace files (then
+// "files" holds FileReads and FileWrites), "export" when Export was called, and the registered
 // resources, resource templates and prompts (each list omitted when empty)
 // in registration order. The encoding is deterministic and does not escape
 // HTML characters.
@@ -298,6 +305,10 @@ func ManifestJSON() []byte {
 		m.Name, m.Version, m.Description = info.Name, info.Version, info.Description
 		m.Tables.Owns = append(m.Tables.Owns, info.Owns...)
 		m.Tables.Reads = info.Reads
+		if len(info.FileReads)+len(info.FileWrites) > 0 {
+			m.Files = &abi.Files{Reads: info.FileReads, Writes: info.FileWrites}
+			m.Hosts["fs"] = abi.FSVersion
+		}
 	}
 	for _, t := range reg.tools {
 		mt := abi.Tool{Name: t.name, Description: t.description, InputSchema: t.input, OutputSchema: t.output}

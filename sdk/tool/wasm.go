@@ -85,6 +85,36 @@ func logWrite(level int32, msg unsafe.Pointer, n int32)
 //go:wasmimport weft_log_v1 progress
 func logProgress(progress, total float64, msg unsafe.Pointer, n int32)
 
+//go:wasmimport weft_fs_v1 call
+func fsCallImport(req unsafe.Pointer, reqLen int32, out unsafe.Pointer, outCap int32) int32
+
+//go:wasmimport weft_fs_v1 take
+func fsTake(out unsafe.Pointer, outCap int32) int32
+
+// hasPlatformFS: on wasm the weft_fs_v1 imports serve workspace files
+// when the call's host does not.
+const hasPlatformFS = true
+
+// fsBuf is the first result buffer of every weft_fs_v1.call.
+var fsBuf = make([]byte, 64<<10)
+
+// platformFS serves weft_fs_v1 through the imports. Only modules that use
+// Files reach it, so only they import weft_fs_v1 (the linker drops
+// unreferenced imports) and must declare "fs" in their manifest.
+func platformFS(req []byte) []byte {
+	n := fsCallImport(unsafe.Pointer(unsafe.SliceData(req)), int32(len(req)), unsafe.Pointer(unsafe.SliceData(fsBuf)), int32(len(fsBuf)))
+	runtime.KeepAlive(req)
+	if n < 0 {
+		n = 0
+	}
+	if int(n) <= len(fsBuf) {
+		return append([]byte(nil), fsBuf[:n]...)
+	}
+	big := make([]byte, n)
+	m := fsTake(unsafe.Pointer(unsafe.SliceData(big)), n)
+	return big[:min(max(m, 0), n)]
+}
+
 // sqlBuf is the first result buffer of every weft_sql_v1.query.
 var sqlBuf = make([]byte, 64<<10)
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // File is a cases file (format: docs/module-test.md; decode it with Read).
@@ -79,12 +80,13 @@ func (r *Report) Summary() string { return fmt.Sprintf("%d passed, %d failed", r
 // done and the total, never concurrently.
 func Run(ctx context.Context, mod *module.Module, seed *state.Version, cases []Case, progress func(done, total int)) (*Report, error) {
 	store := seed.Store()
-	var base map[string]json.RawMessage
+	var base snapshot
 	if mod.Manifest().Export {
-		var err error
-		if base, err = export(ctx, mod, store.Fork(seed), 0); err != nil {
+		raw, err := export(ctx, mod, store.Fork(seed), 0)
+		if err != nil {
 			return nil, fmt.Errorf("moduletest: export hook on the seed state: %w", err)
 		}
+		base = snapshotOf(raw)
 	}
 	// Cases are independent (each forks the seed): run them on GOMAXPROCS
 	// workers, then report in case order.
@@ -134,7 +136,7 @@ func caseSeed(id string) uint64 {
 	return h.Sum64()
 }
 
-func runCase(ctx context.Context, mod *module.Module, store *state.Store, seed *state.Version, base map[string]json.RawMessage, c Case) []Mismatch {
+func runCase(ctx context.Context, mod *module.Module, store *state.Store, seed *state.Version, base snapshot, c Case) []Mismatch {
 	var ms []Mismatch
 	sess := &module.Session{Workspace: store.Fork(seed), Seed: caseSeed(c.ID)}
 	for i, call := range c.Calls {
@@ -177,9 +179,21 @@ func runCase(ctx context.Context, mod *module.Module, store *state.Store, seed *
 	if sess.Workspace.Hash() == seed.Hash() {
 		return append(ms, compareFinal(c, base, base)...)
 	}
-	final, err := export(ctx, mod, sess.Workspace, sess.Seq()+1)
-	if err != nil {
-		return append(ms, Mismatch{Case: c.ID, Call: -1, What: "infrastructure", Want: "export hook result", Got: err.Error()})
+	var final snapshot
+	if mod.Manifest().ExportChanged {
+		// Only the records the changed rows belong to, laid over the
+		// seed's export: a few keyed reads instead of the whole state.
+		part, err := exportChanged(ctx, mod, sess.Workspace, seed, sess.Seq()+1)
+		if err != nil {
+			return append(ms, Mismatch{Case: c.ID, Call: -1, What: "infrastructure", Want: "export of changed records", Got: err.Error()})
+		}
+		final = base.overlay(part)
+	} else {
+		raw, err := export(ctx, mod, sess.Workspace, sess.Seq()+1)
+		if err != nil {
+			return append(ms, Mismatch{Case: c.ID, Call: -1, What: "infrastructure", Want: "export hook result", Got: err.Error()})
+		}
+		final = snapshotOf(raw)
 	}
 	return append(ms, compareFinal(c, base, final)...)
 }
@@ -292,9 +306,119 @@ func export(ctx context.Context, mod *module.Module, ws *state.Workspace, seed u
 	return out, nil
 }
 
+// snapshot is an export split into collections: an object of records
+// keyed by id as its records' raw JSON (recs), any other value as is (raw,
+// recs nil).
+type snapshot map[string]collection
+
+type collection struct {
+	recs map[string]json.RawMessage
+	raw  json.RawMessage
+}
+
+func snapshotOf(raw map[string]json.RawMessage) snapshot {
+	s := make(snapshot, len(raw))
+	for k, v := range raw {
+		if recs, err := records(v); err == nil {
+			s[k] = collection{recs: recs}
+		} else {
+			s[k] = collection{raw: v}
+		}
+	}
+	return s
+}
+
+// overlay is s with the records of part (an export of changed records:
+// collection -> key -> record, null for a record that no longer exists)
+// put in; a collection s does not hold as records is replaced whole.
+func (s snapshot) overlay(part map[string]map[string]json.RawMessage) snapshot {
+	out := make(snapshot, len(s)+len(part))
+	for k, v := range s {
+		out[k] = v
+	}
+	for coll, recs := range part {
+		old := s[coll].recs
+		merged := make(map[string]json.RawMessage, len(old)+len(recs))
+		for k, v := range old {
+			merged[k] = v
+		}
+		for k, v := range recs {
+			if t := bytes.TrimSpace(v); len(t) == 0 || string(t) == "null" {
+				delete(merged, k)
+			} else {
+				merged[k] = v
+			}
+		}
+		out[coll] = collection{recs: merged}
+	}
+	return out
+}
+
+// ChangedKeys lists the rows of changes (added, removed or changed) by
+// table as abi.ExportChangedArgs wants them: each row's primary key as
+// {column: value}, or all its columns for a table without one.
+func ChangedKeys(changes *state.Changes) map[string][]map[string]any {
+	out := map[string][]map[string]any{}
+	for _, td := range changes.Tables {
+		cols := td.PrimaryKey
+		keyOf := func(key, values []any) map[string]any {
+			m := map[string]any{}
+			if len(cols) == 0 {
+				for i, c := range td.Columns {
+					if i < len(values) {
+						m[c] = values[i]
+					}
+				}
+				return m
+			}
+			for i, c := range cols {
+				if i < len(key) {
+					m[c] = key[i]
+				}
+			}
+			return m
+		}
+		var rows []map[string]any
+		for _, r := range td.Added {
+			rows = append(rows, keyOf(r.Key, r.Values))
+		}
+		for _, r := range td.Removed {
+			rows = append(rows, keyOf(r.Key, r.Values))
+		}
+		for _, r := range td.Changed {
+			rows = append(rows, keyOf(r.Key, nil))
+		}
+		if len(rows) > 0 {
+			out[td.Table] = rows
+		}
+	}
+	return out
+}
+
+// exportChanged asks the module for the records of its export the rows
+// changed from seed to ws belong to (module.ExportChangedTool).
+func exportChanged(ctx context.Context, mod *module.Module, ws *state.Workspace, seed *state.Version, sessSeed uint64) (map[string]map[string]json.RawMessage, error) {
+	args, err := json.Marshal(abi.ExportChangedArgs{Changed: ChangedKeys(ws.DiffWorkspace(seed))})
+	if err != nil {
+		return nil, err
+	}
+	res, err := mod.Call(ctx, &module.Session{Workspace: ws, Seed: sessSeed}, module.ExportChangedTool, args)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("export of changed records returned a tool error: %s", firstText(res))
+	}
+	var out map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(firstText(res)), &out); err != nil {
+		return nil, fmt.Errorf("export of changed records is not an object of collections of records: %w", err)
+	}
+	return out, nil
+}
+
 // compareFinal checks that the records changed from base to final are
 // exactly the case's final_changes.
-func compareFinal(c Case, base, final map[string]json.RawMessage) []Mismatch {
+func compareFinal(c Case, base, final snapshot) []Mismatch {
 	var ms []Mismatch
 	colls := map[string]bool{}
 	for k := range base {
@@ -312,12 +436,12 @@ func compareFinal(c Case, base, final map[string]json.RawMessage) []Mismatch {
 	}
 	slices.Sort(names)
 	for _, coll := range names {
-		b, err1 := records(base[coll])
-		f, err2 := records(final[coll])
-		if err1 != nil || err2 != nil {
+		bc, bok := base[coll]
+		fc, fok := final[coll]
+		if (bok && bc.recs == nil) || (fok && fc.recs == nil) {
 			// Not an object of records: it can only be checked unchanged.
-			bv, _ := decode(orNull(base[coll]))
-			fv, _ := decode(orNull(final[coll]))
+			bv, _ := decode(orNull(bc.raw))
+			fv, _ := decode(orNull(fc.raw))
 			switch {
 			case c.FinalChanges[coll] != nil:
 				ms = append(ms, Mismatch{Case: c.ID, Call: -1, What: "final_changes", Want: "export hook collection " + coll + " as an object of records keyed by id", Got: describe(fv)})
@@ -326,6 +450,7 @@ func compareFinal(c Case, base, final map[string]json.RawMessage) []Mismatch {
 			}
 			continue
 		}
+		b, f := bc.recs, fc.recs
 		want := c.FinalChanges[coll]
 		keys := map[string]bool{}
 		for k := range b {

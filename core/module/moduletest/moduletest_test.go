@@ -50,12 +50,13 @@ func TestOutputValue(t *testing.T) {
 	}
 }
 
-func raw(m map[string]string) map[string]json.RawMessage {
+// raw is the snapshot of an export given as collection -> JSON text.
+func raw(m map[string]string) snapshot {
 	out := map[string]json.RawMessage{}
 	for k, v := range m {
 		out[k] = json.RawMessage(v)
 	}
-	return out
+	return snapshotOf(out)
 }
 
 func TestCompareFinal(t *testing.T) {
@@ -130,5 +131,47 @@ func TestCompareFinalNonRecordCollection(t *testing.T) {
 	}
 	if ms := compareFinal(Case{ID: "c"}, base, base); len(ms) != 0 {
 		t.Fatalf("unchanged list: %v", ms)
+	}
+}
+
+// TestOverlay: an export of changed records laid over the base replaces
+// the records it lists, removes those it gives as null, adds new ones and
+// leaves the rest (and other collections) as they were.
+func TestOverlay(t *testing.T) {
+	base := raw(map[string]string{
+		"orders": `{"#1": {"s": "pending"}, "#2": {"s": "delivered"}, "#3": {"s": "x"}}`,
+		"users":  `{"u1": {"name": "ann"}}`,
+	})
+	got := base.overlay(map[string]map[string]json.RawMessage{
+		"orders": {"#1": json.RawMessage(`{"s": "cancelled"}`), "#3": json.RawMessage(`null`), "#4": json.RawMessage(`{"s": "new"}`)},
+	})
+	want := map[string]map[string]string{
+		"orders": {"#1": `{"s": "cancelled"}`, "#2": `{"s": "delivered"}`, "#4": `{"s": "new"}`},
+		"users":  {"u1": `{"name": "ann"}`},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("collections %v", got)
+	}
+	for coll, recs := range want {
+		if len(got[coll].recs) != len(recs) {
+			t.Errorf("%s: %d records, want %d", coll, len(got[coll].recs), len(recs))
+		}
+		for k, v := range recs {
+			if string(got[coll].recs[k]) != v {
+				t.Errorf("%s[%s] = %s, want %s", coll, k, got[coll].recs[k], v)
+			}
+		}
+	}
+	if len(base["orders"].recs) != 3 || string(base["orders"].recs["#1"]) != `{"s": "pending"}` {
+		t.Errorf("overlay changed the base: %v", base["orders"].recs)
+	}
+	// Compared with the case: #1 changed and #3 removed as listed, #4
+	// added but not listed.
+	c := Case{ID: "c", FinalChanges: map[string]map[string]json.RawMessage{
+		"orders": {"#1": json.RawMessage(`{"s": "cancelled"}`), "#3": json.RawMessage(`null`)},
+	}}
+	ms := compareFinal(c, base, got)
+	if len(ms) != 1 || ms[0].Want != "orders[#4] unchanged" || ms[0].Got != `{"s":"new"}` {
+		t.Fatalf("mismatches %v", ms)
 	}
 }

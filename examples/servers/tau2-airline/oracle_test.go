@@ -7,12 +7,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/module/moduletest"
+	"github.com/weft-dev/weft/core/module/moduletest/spectest"
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/spec"
@@ -21,84 +20,34 @@ import (
 // The oracle tests replay every case of the tau2-bench airline oracle files
 // (examples/data/tau2-airline/oracle, rules in ../../data/tau2-airline's
 // README) with core/module/moduletest, the harness of `weft module test`,
-// against the server run natively by module.NewNativeServer: the real host
-// libraries on a core/state workspace forked from the seed, each call one
-// unit of work, the final state through export().
+// against the server run natively by module.NewNativeServer (spectest):
+// the real host libraries on a core/state workspace forked from the seed,
+// each call one unit of work, the final state through export_changed()
+// over the seed's export(). The same files through the wasm interpreter:
+// scripts/oracle-test.sh airline FILE (make module-test).
 
 const dataDir = "../../data/tau2-airline"
 
 // casesFile, when set, replays that cases file instead (TestOracleCases);
-// scripts/oracle-test.sh passes it.
+// scripts/oracle-test.sh --native passes it.
 var casesFile = flag.String("cases", "", "a cases file of the oracle format for TestOracleCases")
-
-var (
-	loadOnce sync.Once
-	server   *spec.Server
-	seedVer  *state.Version
-	loadErr  error
-)
 
 // load reads the spec directory and its seed once.
 func load(t testing.TB) (*spec.Server, *state.Version) {
 	t.Helper()
-	loadOnce.Do(func() {
-		server, loadErr = spec.Load(".")
-		if loadErr != nil {
-			return
-		}
-		b := &module.Bundle{Schema: server.Schema, Seed: server.Seed}
-		seedVer, loadErr = b.SeedVersion(context.Background(), state.NewStore())
-	})
-	if loadErr != nil {
-		t.Fatalf("loading the server: %v", loadErr)
-	}
-	return server, seedVer
+	s := spectest.Load(t, ".")
+	return s.Spec, s.Seed
 }
 
-// nativeModule serves the spec natively. The call timeout is generous: the
-// tests check outputs, not speed, on a machine that may be loaded.
+// nativeModule serves the spec natively.
 func nativeModule(t testing.TB) *module.Module {
 	t.Helper()
-	s, _ := load(t)
-	mod, err := module.NewNativeServer(s, module.Config{CallTimeout: 60 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mod
+	return spectest.Load(t, ".").Native(t)
 }
 
 func runCases(t *testing.T, path string, want int) {
-	if raceEnabled {
-		t.Skip("oracle volume test: run without -race (make test does)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cases, err := moduletest.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want > 0 && len(cases.Cases) != want {
-		t.Fatalf("%s: %d cases, want %d", path, len(cases.Cases), want)
-	}
 	_, v0 := load(t)
-	rep, err := moduletest.Run(context.Background(), nativeModule(t), v0, cases.Cases, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range rep.Mismatches {
-		t.Error(m)
-	}
-	if rep.Passed != len(cases.Cases) || rep.Failed != 0 {
-		t.Errorf("%s: %s of %d cases", filepath.Base(path), rep.Summary(), len(cases.Cases))
-	}
-	t.Logf("%s: %s (%d calls)", filepath.Base(path), rep.Summary(), rep.Calls)
-	// The line scripts/oracle-test.sh reports.
-	if testing.Verbose() {
-		os.Stdout.WriteString(rep.Summary() + "\n")
-	}
+	spectest.RunFile(t, nativeModule(t), v0, path, want)
 }
 
 func TestOracleTasksTrain(t *testing.T) {
@@ -115,6 +64,15 @@ func TestOracleCases(t *testing.T) {
 		t.Skip("no -cases file")
 	}
 	runCases(t, *casesFile, 0)
+}
+
+// TestExportChanged: export_changed() of every seed row gives export()'s
+// records exactly (what moduletest lays over the seed's export).
+func TestExportChanged(t *testing.T) {
+	s := spectest.Load(t, ".")
+	if n := spectest.CheckExportChanged(t, s.Native(t), s); n != 300+500+2000 {
+		t.Errorf("%d records compared, want 2800 (300 flights, 500 users, 2000 reservations)", n)
+	}
 }
 
 // TestExportIsDB checks export() on the seed: it gives db.json back.

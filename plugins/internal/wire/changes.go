@@ -64,7 +64,25 @@ func Changes(c *state.Changes) (*pb.Changes, error) {
 		}
 		out.Tables = append(out.Tables, p)
 	}
+	for _, fc := range c.Files {
+		out.Files = append(out.Files, &pb.FileDiff{Path: fc.Path, Change: fileChangeKind[fc.Change], TextDiff: fc.TextDiff, OldSha256: fc.OldSHA256, NewSha256: fc.NewSHA256})
+	}
 	return out, nil
+}
+
+var fileChangeKind = map[string]pb.FileChangeKind{
+	state.FileAdded:   pb.FileChangeKind_FILE_CHANGE_KIND_ADDED,
+	state.FileRemoved: pb.FileChangeKind_FILE_CHANGE_KIND_REMOVED,
+	state.FileChanged: pb.FileChangeKind_FILE_CHANGE_KIND_CHANGED,
+}
+
+func fromFileChangeKind(k pb.FileChangeKind) string {
+	for s, v := range fileChangeKind {
+		if v == k {
+			return s
+		}
+	}
+	return ""
 }
 
 // FromChanges converts back (values as FromValue gives them).
@@ -89,6 +107,9 @@ func FromChanges(p *pb.Changes) *state.Changes {
 			td.Changed = append(td.Changed, c)
 		}
 		out.Tables = append(out.Tables, td)
+	}
+	for _, f := range p.GetFiles() {
+		out.Files = append(out.Files, state.FileChange{Path: f.GetPath(), Change: fromFileChangeKind(f.GetChange()), TextDiff: f.GetTextDiff(), OldSHA256: f.GetOldSha256(), NewSHA256: f.GetNewSha256()})
 	}
 	return out
 }

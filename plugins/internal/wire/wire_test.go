@@ -33,6 +33,8 @@ func TestTaskRoundTrip(t *testing.T) {
 				{Kind: task.CheckRequiredCall, Tool: "cancel", Arguments: json.RawMessage(`{"order_id":"#W1"}`), Compare: []string{"order_id"}},
 				{Kind: task.CheckForbiddenCall, Tool: "refund"},
 				{Kind: task.CheckCommunicate, Text: "$10"},
+				{Kind: task.CheckFileEqual, Path: "docs/r.txt", Text: "total 42\n"},
+				{Kind: task.CheckFileAbsent, Path: "tmp"},
 				{Kind: task.CheckUnchanged},
 			}}},
 		Checks: []task.Check{{Kind: task.CheckStateEqual}},
@@ -62,7 +64,11 @@ func TestChangesRoundTrip(t *testing.T) {
 		Added:   []state.Row{{Key: []any{"#W2"}, Values: []any{"#W2", "pending", []byte("x")}}},
 		Removed: []state.Row{{Key: []any{"#W3"}, Values: []any{"#W3", nil, nil}}},
 		Changed: []state.RowChange{{Key: []any{"#W1"}, Columns: []state.ColumnChange{{Column: "status", Old: "pending", New: "cancelled"}, {Column: "n", Old: int64(1), New: 2.5}}}},
-	}}}
+	}}, Files: []state.FileChange{
+		{Path: "a.txt", Change: state.FileAdded, TextDiff: "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n", NewSHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"},
+		{Path: "d", Change: state.FileRemoved},
+		{Path: "img", Change: state.FileChanged, OldSHA256: "aa", NewSHA256: "bb"},
+	}}
 	p, err := Changes(in)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package spectest
+
+// RaceEnabled: the test binary runs under the race detector.
+const RaceEnabled = false

@@ -1,0 +1,793 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file holds the pieces of CPython 3.11 semantics that FTRL's reward
+// depends on: the JSON value model (int vs float, key order, NaN), json.loads
+// and json.dumps(ensure_ascii=False), str() and repr(), str.strip() and
+// str.lower(). They are written from the Python language reference and the
+// json module's documented behaviour, not from CPython's code.
+
+// PyKind is the Python type of a PyValue.
+type PyKind uint8
+
+// The Python types a JSON document decodes to.
+const (
+	PyNone  PyKind = iota // None (JSON null)
+	PyBool                // bool
+	PyInt                 // int (a JSON number without fraction or exponent)
+	PyFloat               // float (a JSON number with one, or NaN/Infinity)
+	PyStr                 // str
+	PyList                // list
+	PyDict                // dict, insertion-ordered
+)
+
+var pyKindNames = [...]string{"NoneType", "bool", "int", "float", "str", "list", "dict"}
+
+// String returns Python's type name (type(v).__name__): "NoneType", "bool",
+// "int", "float", "str", "list" or "dict".
+func (k PyKind) String() string {
+	if int(k) < len(pyKindNames) {
+		return pyKindNames[k]
+	}
+	return fmt.Sprintf("PyKind(%d)", int(k))
+}
+
+// PyValue is a Python value as json.loads produces it. Exactly the field of
+// its Kind is meaningful. Int holds the decimal digits Python's str() gives
+// (arbitrary size, "-0" normalised to "0"); Dict keeps insertion order, a
+// repeated key keeping its first position and its last value, as a Python
+// dict does.
+type PyValue struct {
+	Kind  PyKind
+	Bool  bool
+	Int   string
+	Float float64
+	Str   string
+	List  []PyValue
+	Dict  []PyItem
+}
+
+// PyItem is one key/value pair of a PyDict.
+type PyItem struct {
+	Key   string
+	Value PyValue
+}
+
+// Get returns the value of key in a PyDict and whether it is there.
+func (v PyValue) Get(key string) (PyValue, bool) {
+	for _, it := range v.Dict {
+		if it.Key == key {
+			return it.Value, true
+		}
+	}
+	return PyValue{}, false
+}
+
+// Truthy is Python's bool(v): false for None, False, 0, 0.0, -0.0, "" and
+// empty containers; NaN is true.
+func (v PyValue) Truthy() bool {
+	switch v.Kind {
+	case PyNone:
+		return false
+	case PyBool:
+		return v.Bool
+	case PyInt:
+		return v.Int != "0"
+	case PyFloat:
+		return v.Float != 0 // NaN != 0
+	case PyStr:
+		return v.Str != ""
+	case PyList:
+		return len(v.List) > 0
+	case PyDict:
+		return len(v.Dict) > 0
+	}
+	return false
+}
+
+// Hashable reports whether v can be a dict key in Python (lists and dicts
+// cannot).
+func (v PyValue) Hashable() bool { return v.Kind != PyList && v.Kind != PyDict }
+
+// PyStrValue returns the PyStr s.
+func PyStrValue(s string) PyValue { return PyValue{Kind: PyStr, Str: s} }
+
+// pyJSONOptions select the decoder's dialect.
+type pyJSONOptions struct {
+	// strict refuses what RFC 8259 refuses and Python accepts: NaN,
+	// Infinity, -Infinity and numbers out of float64's range. It also lifts
+	// Python's 4300-digit limit on ints.
+	strict bool
+	// noDupKeys refuses an object with a repeated key (Python keeps the last
+	// value).
+	noDupKeys bool
+}
+
+// pyMaxDepth bounds nesting. CPython's decoder recurses and fails with
+// RecursionError near its default recursion limit of 1000; the bound also
+// keeps hostile input from exhausting the stack.
+const pyMaxDepth = 990
+
+// pyMaxIntDigits is CPython's default int_max_str_digits (3.11+): json.loads
+// of an int literal with more digits raises ValueError.
+const pyMaxIntDigits = 4300
+
+// PyJSONLoads decodes s as Python's json.loads(s) does (CPython 3.11): a
+// leading U+FEFF is refused, white space is " \t\n\r" only, NaN, Infinity
+// and -Infinity are floats, an out-of-range number is ±inf, numbers without
+// fraction or exponent are ints (more than 4300 digits refused), lone
+// surrogate escapes become U+FFFD (Go strings cannot hold them), control
+// characters inside strings are refused, a repeated object key keeps its
+// first position and last value, and nesting deeper than 990 is refused. The
+// error says what and where (byte offset).
+func PyJSONLoads(s string) (PyValue, error) {
+	return pyJSONDecode(s, pyJSONOptions{})
+}
+
+// strictJSONLoads is PyJSONLoads in RFC 8259's dialect (pyJSONOptions.strict).
+func strictJSONLoads(s string) (PyValue, error) {
+	return pyJSONDecode(s, pyJSONOptions{strict: true})
+}
+
+func pyJSONDecode(s string, o pyJSONOptions) (PyValue, error) {
+	if !utf8.ValidString(s) {
+		return PyValue{}, errors.New("invalid UTF-8")
+	}
+	if strings.HasPrefix(s, "\ufeff") {
+		return PyValue{}, errors.New("unexpected UTF-8 BOM")
+	}
+	d := &pyDecoder{s: s, o: o}
+	d.ws()
+	v, err := d.value(0)
+	if err != nil {
+		return PyValue{}, err
+	}
+	d.ws()
+	if d.i != len(d.s) {
+		return PyValue{}, d.errf("extra data")
+	}
+	return v, nil
+}
+
+type pyDecoder struct {
+	s string
+	i int
+	o pyJSONOptions
+}
+
+func (d *pyDecoder) errf(format string, args ...any) error {
+	return fmt.Errorf("%s at offset %d", fmt.Sprintf(format, args...), d.i)
+}
+
+func (d *pyDecoder) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *pyDecoder) lit(word string) bool {
+	if strings.HasPrefix(d.s[d.i:], word) {
+		d.i += len(word)
+		return true
+	}
+	return false
+}
+
+func (d *pyDecoder) value(depth int) (PyValue, error) {
+	if depth > pyMaxDepth {
+		return PyValue{}, d.errf("nesting deeper than %d", pyMaxDepth)
+	}
+	if d.i >= len(d.s) {
+		return PyValue{}, d.errf("expecting value")
+	}
+	switch c := d.s[d.i]; {
+	case c == '{':
+		return d.object(depth)
+	case c == '[':
+		return d.array(depth)
+	case c == '"':
+		s, err := d.str()
+		return PyValue{Kind: PyStr, Str: s}, err
+	case c == 'n' && d.lit("null"):
+		return PyValue{Kind: PyNone}, nil
+	case c == 't' && d.lit("true"):
+		return PyValue{Kind: PyBool, Bool: true}, nil
+	case c == 'f' && d.lit("false"):
+		return PyValue{Kind: PyBool}, nil
+	case c == 'N' && !d.o.strict && d.lit("NaN"):
+		return PyValue{Kind: PyFloat, Float: math.NaN()}, nil
+	case c == 'I' && !d.o.strict && d.lit("Infinity"):
+		return PyValue{Kind: PyFloat, Float: math.Inf(1)}, nil
+	case c == '-' && !d.o.strict && d.lit("-Infinity"):
+		return PyValue{Kind: PyFloat, Float: math.Inf(-1)}, nil
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	}
+	return PyValue{}, d.errf("expecting value")
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (d *pyDecoder) number() (PyValue, error) {
+	start := d.i
+	if d.s[d.i] == '-' {
+		d.i++
+	}
+	if d.i >= len(d.s) || !isDigit(d.s[d.i]) {
+		d.i = start
+		return PyValue{}, d.errf("expecting value")
+	}
+	if d.s[d.i] == '0' {
+		d.i++
+	} else {
+		for d.i < len(d.s) && isDigit(d.s[d.i]) {
+			d.i++
+		}
+	}
+	isFloat := false
+	if d.i+1 < len(d.s) && d.s[d.i] == '.' && isDigit(d.s[d.i+1]) {
+		isFloat = true
+		d.i += 2
+		for d.i < len(d.s) && isDigit(d.s[d.i]) {
+			d.i++
+		}
+	}
+	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
+		j := d.i + 1
+		if j < len(d.s) && (d.s[j] == '+' || d.s[j] == '-') {
+			j++
+		}
+		if j < len(d.s) && isDigit(d.s[j]) {
+			isFloat = true
+			for j < len(d.s) && isDigit(d.s[j]) {
+				j++
+			}
+			d.i = j
+		}
+	}
+	text := d.s[start:d.i]
+	if !isFloat {
+		digits := strings.TrimPrefix(text, "-")
+		if !d.o.strict && len(digits) > pyMaxIntDigits {
+			return PyValue{}, d.errf("int literal of %d digits exceeds the limit of %d", len(digits), pyMaxIntDigits)
+		}
+		if digits == "0" {
+			text = "0"
+		}
+		return PyValue{Kind: PyInt, Int: text}, nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
+			return PyValue{}, d.errf("bad number %q", text)
+		}
+		if d.o.strict && math.IsInf(f, 0) {
+			return PyValue{}, d.errf("number %s out of range", text)
+		}
+		// Python's float() rounds overflow to ±inf and underflow to 0, the
+		// values ParseFloat returns with ErrRange.
+	}
+	return PyValue{Kind: PyFloat, Float: f}, nil
+}
+
+func hexVal(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func (d *pyDecoder) str() (string, error) {
+	d.i++ // opening quote
+	var b strings.Builder
+	for {
+		if d.i >= len(d.s) {
+			return "", d.errf("unterminated string")
+		}
+		c := d.s[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return b.String(), nil
+		case c < 0x20:
+			return "", d.errf("invalid control character")
+		case c != '\\':
+			j := d.i
+			for j < len(d.s) && d.s[j] != '"' && d.s[j] != '\\' && d.s[j] >= 0x20 {
+				j++
+			}
+			b.WriteString(d.s[d.i:j])
+			d.i = j
+			continue
+		}
+		if d.i+1 >= len(d.s) {
+			return "", d.errf("unterminated string")
+		}
+		e := d.s[d.i+1]
+		d.i += 2
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hexVal(d.s[d.i:])
+			if !ok {
+				return "", d.errf("invalid \\uXXXX escape")
+			}
+			d.i += 4
+			if r >= 0xd800 && r <= 0xdbff && strings.HasPrefix(d.s[d.i:], `\u`) {
+				if r2, ok := hexVal(d.s[d.i+2:]); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+					d.i += 6
+					r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
+				}
+			}
+			if r >= 0xd800 && r <= 0xdfff {
+				r = utf8.RuneError // a lone surrogate: Python keeps it, Go cannot
+			}
+			b.WriteRune(r)
+		default:
+			d.i -= 2
+			return "", d.errf("invalid \\escape")
+		}
+	}
+}
+
+func (d *pyDecoder) array(depth int) (PyValue, error) {
+	d.i++
+	v := PyValue{Kind: PyList, List: []PyValue{}}
+	d.ws()
+	if d.i < len(d.s) && d.s[d.i] == ']' {
+		d.i++
+		return v, nil
+	}
+	for {
+		d.ws()
+		e, err := d.value(depth + 1)
+		if err != nil {
+			return PyValue{}, err
+		}
+		v.List = append(v.List, e)
+		d.ws()
+		if d.i >= len(d.s) {
+			return PyValue{}, d.errf("expecting ',' delimiter")
+		}
+		switch d.s[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return v, nil
+		default:
+			return PyValue{}, d.errf("expecting ',' delimiter")
+		}
+	}
+}
+
+func (d *pyDecoder) object(depth int) (PyValue, error) {
+	d.i++
+	v := PyValue{Kind: PyDict, Dict: []PyItem{}}
+	d.ws()
+	if d.i < len(d.s) && d.s[d.i] == '}' {
+		d.i++
+		return v, nil
+	}
+	var index map[string]int
+	for {
+		d.ws()
+		if d.i >= len(d.s) || d.s[d.i] != '"' {
+			return PyValue{}, d.errf("expecting property name enclosed in double quotes")
+		}
+		keyAt := d.i
+		k, err := d.str()
+		if err != nil {
+			return PyValue{}, err
+		}
+		d.ws()
+		if d.i >= len(d.s) || d.s[d.i] != ':' {
+			return PyValue{}, d.errf("expecting ':' delimiter")
+		}
+		d.i++
+		d.ws()
+		e, err := d.value(depth + 1)
+		if err != nil {
+			return PyValue{}, err
+		}
+		if len(v.Dict) >= 8 && index == nil {
+			index = make(map[string]int, 16)
+			for i, it := range v.Dict {
+				index[it.Key] = i
+			}
+		}
+		at := -1
+		if index != nil {
+			if i, ok := index[k]; ok {
+				at = i
+			}
+		} else {
+			for i, it := range v.Dict {
+				if it.Key == k {
+					at = i
+					break
+				}
+			}
+		}
+		switch {
+		case at >= 0 && d.o.noDupKeys:
+			d.i = keyAt
+			return PyValue{}, d.errf("duplicate key %q", k)
+		case at >= 0:
+			v.Dict[at].Value = e
+		default:
+			if index != nil {
+				index[k] = len(v.Dict)
+			}
+			v.Dict = append(v.Dict, PyItem{Key: k, Value: e})
+		}
+		d.ws()
+		if d.i >= len(d.s) {
+			return PyValue{}, d.errf("expecting ',' delimiter")
+		}
+		switch d.s[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return v, nil
+		default:
+			return PyValue{}, d.errf("expecting ',' delimiter")
+		}
+	}
+}
+
+// PyJSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) does
+// with its other defaults: separators ", " and ": ", keys in insertion
+// order, non-ASCII written raw, only '"', '\\' and control characters below
+// U+0020 escaped (\n \r \t \b \f by name, the rest as \u00xx), floats as
+// repr() with NaN, Infinity and -Infinity for the non-finite ones.
+func PyJSONDumps(v PyValue) string {
+	var b strings.Builder
+	pyDump(&b, v)
+	return b.String()
+}
+
+func pyDump(b *strings.Builder, v PyValue) {
+	switch v.Kind {
+	case PyNone:
+		b.WriteString("null")
+	case PyBool:
+		if v.Bool {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case PyInt:
+		b.WriteString(v.Int)
+	case PyFloat:
+		switch {
+		case math.IsNaN(v.Float):
+			b.WriteString("NaN")
+		case math.IsInf(v.Float, 1):
+			b.WriteString("Infinity")
+		case math.IsInf(v.Float, -1):
+			b.WriteString("-Infinity")
+		default:
+			b.WriteString(PyFloatRepr(v.Float))
+		}
+	case PyStr:
+		pyDumpStr(b, v.Str)
+	case PyList:
+		b.WriteByte('[')
+		for i, e := range v.List {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyDump(b, e)
+		}
+		b.WriteByte(']')
+	case PyDict:
+		b.WriteByte('{')
+		for i, it := range v.Dict {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyDumpStr(b, it.Key)
+			b.WriteString(": ")
+			pyDump(b, it.Value)
+		}
+		b.WriteByte('}')
+	}
+}
+
+func pyDumpStr(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&15])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// PyFloatRepr is Python's repr(f) (= str(f)) of a float: the shortest
+// digits that round-trip, in positional notation when the decimal exponent
+// is in [-4, 16) — with ".0" added to integral values — and in scientific
+// notation otherwise, with a signed exponent of at least two digits:
+// 100.0, 0.0001, 1e-05, 2.5e+16, 1e+16, -0.0, inf, nan.
+func PyFloatRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
+	sign := ""
+	if e[0] == '-' {
+		sign, e = "-", e[1:]
+	}
+	mant, exps, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(exps)
+	digits := strings.Replace(mant, ".", "", 1)
+	if exp < -4 || exp >= 16 {
+		m := digits[:1]
+		if len(digits) > 1 {
+			m += "." + digits[1:]
+		}
+		es := "+"
+		if exp < 0 {
+			es, exp = "-", -exp
+		}
+		return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
+	}
+	point := exp + 1 // digits before the decimal point
+	switch {
+	case point <= 0:
+		return sign + "0." + strings.Repeat("0", -point) + digits
+	case point >= len(digits):
+		return sign + digits + strings.Repeat("0", point-len(digits)) + ".0"
+	}
+	return sign + digits[:point] + "." + digits[point:]
+}
+
+// PyToStr is Python's str(v): a str as is, None/True/False by name, ints as
+// digits, floats as PyFloatRepr, lists and dicts as their repr (str items
+// quoted with PyRepr).
+func PyToStr(v PyValue) string {
+	if v.Kind == PyStr {
+		return v.Str
+	}
+	return PyRepr(v)
+}
+
+// PyRepr is Python's repr(v).
+func PyRepr(v PyValue) string {
+	var b strings.Builder
+	pyReprTo(&b, v)
+	return b.String()
+}
+
+func pyReprTo(b *strings.Builder, v PyValue) {
+	switch v.Kind {
+	case PyNone:
+		b.WriteString("None")
+	case PyBool:
+		if v.Bool {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case PyInt:
+		b.WriteString(v.Int)
+	case PyFloat:
+		b.WriteString(PyFloatRepr(v.Float))
+	case PyStr:
+		b.WriteString(PyReprStr(v.Str))
+	case PyList:
+		b.WriteByte('[')
+		for i, e := range v.List {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pyReprTo(b, e)
+		}
+		b.WriteByte(']')
+	case PyDict:
+		b.WriteByte('{')
+		for i, it := range v.Dict {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(PyReprStr(it.Key))
+			b.WriteString(": ")
+			pyReprTo(b, it.Value)
+		}
+		b.WriteByte('}')
+	}
+}
+
+// PyReprStr is Python's repr(s) of a str: single quotes unless s contains a
+// single quote and no double quote; backslash, the quote, \t \n \r escaped,
+// other non-printable characters (unicode.IsPrint, which is Python's
+// str.isprintable up to the Unicode version) as \xNN, \uNNNN or \UNNNNNNNN.
+func PyReprStr(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x80 || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// pyIsSpace is Python's str.isspace() for one character (what str.strip()
+// strips): Unicode White_Space plus U+001C–U+001F, which Python counts
+// (bidirectional class B or S) and Go's unicode.IsSpace does not.
+func pyIsSpace(r rune) bool {
+	return r >= 0x1c && r <= 0x1f || unicode.IsSpace(r)
+}
+
+// PyStrip is Python's s.strip() with no argument.
+func PyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
+
+// pyLStripSet is Python's s.lstrip(chars): it removes leading characters
+// that occur anywhere in chars (a set, not a prefix).
+func pyLStripSet(s, chars string) string {
+	return strings.TrimLeftFunc(s, func(r rune) bool { return strings.ContainsRune(chars, r) })
+}
+
+// PyLower is Python's s.lower(): the full lowercase mapping, so U+0130 (İ)
+// becomes "i̇" (U+0069 U+0307), and U+03A3 (Σ) becomes final ς when it ends a
+// word (preceded by a cased letter and not followed by one, skipping
+// case-ignorable characters, Unicode's Final_Sigma condition) and σ
+// otherwise. Every other character takes its simple lowercase mapping, as
+// in Go's unicode.ToLower.
+func PyLower(s string) string {
+	// Fast path: ASCII only.
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, r := range rs {
+		switch r {
+		case 0x130:
+			b.WriteString("i\u0307")
+		case 0x3a3:
+			if finalSigma(rs, i) {
+				b.WriteRune(0x3c2)
+			} else {
+				b.WriteRune(0x3c3)
+			}
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+func finalSigma(rs []rune, i int) bool {
+	j := i - 1
+	for j >= 0 && caseIgnorable(rs[j]) {
+		j--
+	}
+	if j < 0 || !cased(rs[j]) {
+		return false
+	}
+	j = i + 1
+	for j < len(rs) && caseIgnorable(rs[j]) {
+		j++
+	}
+	return j == len(rs) || !cased(rs[j])
+}
+
+// cased is Unicode's Cased property: Lu, Ll, Lt, Other_Lowercase,
+// Other_Uppercase.
+func cased(r rune) bool {
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// caseIgnorable is Unicode's Case_Ignorable property: Mn, Me, Cf, Lm, Sk
+// and Word_Break MidLetter, MidNumLet and Single_Quote.
+func caseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', 0xb7, 0x387, 0x55f, 0x5f4, 0x2018, 0x2019, 0x2024, 0x2027,
+		0xfe13, 0xfe52, 0xfe55, 0xff07, 0xff0e, 0xff1a:
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weft-dev/weft/core/synth/ftrl"
+)
+
+// weft run configs/ftrl.hcl runs offline: the summary on stdout (--json)
+// is the run folder's summary.json; the human table has a row per type.
+func TestRunFTRLConfig(t *testing.T) {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	cfg := filepath.Join(root, "configs", "ftrl.hcl")
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCtx(t, context.Background(), "run", cfg, "--var", "scenarios=4", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Dir  string       `json:"dir"`
+		FTRL ftrl.Summary `json:"ftrl"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	var want ftrl.Summary
+	b, err := os.ReadFile(filepath.Join(out, ftrl.FileSummary))
+	if err == nil {
+		err = json.Unmarshal(b, &want)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got.FTRL); diff != "" || got.Dir != out {
+		t.Errorf("stdout summary (-folder +stdout):\n%s dir %s", diff, got.Dir)
+	}
+	if all := want.Types["all"]; all.Scenarios != 8 || all.ToolsPassed != all.DeployedTools || want.G != 16 || want.Mode != "compatible" {
+		t.Errorf("summary %+v", all)
+	}
+	for _, f := range []string{ftrl.FileScenarios, ftrl.FileDocuments, ftrl.FileIntegrated, ftrl.FileScaled, ftrl.FileDeployed, ftrl.FileParquet, "config.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// The human summary of the same run (a second folder).
+	code, stdout, stderr = runCtx(t, context.Background(), "run", cfg, "--var", "scenarios=4", "--out", filepath.Join(t.TempDir(), "h"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if !strings.HasPrefix(lines[0], "TYPE ") || !strings.HasPrefix(lines[1], "single_hop ") || !strings.HasPrefix(lines[5], "all ") ||
+		!strings.Contains(stdout, "grpo (atomic_turn over FTRL prefixes, G = 16, reward solve-F1, compatible mode)") {
+		t.Errorf("human summary:\n%s", stdout)
+	}
+}
