@@ -110,7 +110,6 @@ var infos = []Info{
 	{UnknownTool, "no tool of that name", false, false, BlamePolicy},
 	{Trap, "the tool module trapped, panicked, exited or answered internalError", true, true, BlameEnvironment},
 	{Deadline, "a deadline passed (tool call, harness, host call or the scheduler's per-attempt deadline)", true, true, BlameInfrastructure},
-	{StepBudget, "a synthesized server's program ran out of its per-call interpreter step budget (a runaway loop: deterministic, so not retried)", true, false, BlameEnvironment},
 	{Canceled, "the caller canceled the work (not retried: the caller is gone)", true, false, BlameInfrastructure},
 	{MemoryLimit, "the tool module needed more memory than its cap", true, true, BlameEnvironment},
 	{MalformedOutput, "the tool module answered something that is not a CallToolResult", true, true, BlameEnvironment},
@@ -137,6 +136,7 @@ var infos = []Info{
 	{Failed, "an executor stage failed (the component says which: reference, session, ledger, judge, verifier, attributor, harness)", true, true, BlameInfrastructure},
 	{NoSuchView, "the task has no such view", true, false, BlameTask},
 	{Unauthenticated, "a host call carried no or a wrong bearer token", true, false, BlameInfrastructure},
+	{StepBudget, "a synthesized server's program ran out of its per-call interpreter step budget (a runaway loop: deterministic, so not retried)", true, false, BlameEnvironment},
 }
 
 var byKind = func() map[Kind]Info {

@@ -68,7 +68,7 @@ func TestKindsDocumented(t *testing.T) {
 	if !failure.StepBudget.Infra() || failure.StepBudget.Retryable() || failure.StepBudget.Blame() != failure.BlameEnvironment || !failure.Deadline.Retryable() {
 		t.Error("step_budget must be an environment failure that is not retried (unlike deadline)")
 	}
-	if fmt.Sprint(in) != "[trap deadline step_budget memory_limit malformed_output internal]" {
+	if fmt.Sprint(in) != "[trap deadline memory_limit malformed_output internal step_budget]" {
 		t.Errorf("InModule kinds = %v", in)
 	}
 }

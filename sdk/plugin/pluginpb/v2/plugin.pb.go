@@ -220,6 +220,7 @@ const (
 	FailureKind_FAILURE_KIND_FAILED          FailureKind = 28
 	FailureKind_FAILURE_KIND_NO_SUCH_VIEW    FailureKind = 29
 	FailureKind_FAILURE_KIND_UNAUTHENTICATED FailureKind = 30
+	FailureKind_FAILURE_KIND_STEP_BUDGET     FailureKind = 31
 )
 
 // Enum value maps for FailureKind.
@@ -256,6 +257,7 @@ var (
 		28: "FAILURE_KIND_FAILED",
 		29: "FAILURE_KIND_NO_SUCH_VIEW",
 		30: "FAILURE_KIND_UNAUTHENTICATED",
+		31: "FAILURE_KIND_STEP_BUDGET",
 	}
 	FailureKind_value = map[string]int32{
 		"FAILURE_KIND_UNSPECIFIED":       0,
@@ -289,6 +291,7 @@ var (
 		"FAILURE_KIND_FAILED":            28,
 		"FAILURE_KIND_NO_SUCH_VIEW":      29,
 		"FAILURE_KIND_UNAUTHENTICATED":   30,
+		"FAILURE_KIND_STEP_BUDGET":       31,
 	}
 )
 
@@ -5351,7 +5354,7 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x10COMPONENT_LEDGER\x10\x0e\x12\x12\n" +
 	"\x0eCOMPONENT_TASK\x10\x0f\x12\x14\n" +
 	"\x10COMPONENT_POLICY\x10\x10\x12\x17\n" +
-	"\x13COMPONENT_SCHEDULER\x10\x11*\x97\a\n" +
+	"\x13COMPONENT_SCHEDULER\x10\x11*\xb5\a\n" +
 	"\vFailureKind\x12\x1c\n" +
 	"\x18FAILURE_KIND_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eFAILURE_KIND_INVALID_ARGUMENTS\x10\x01\x12\x1d\n" +
@@ -5384,7 +5387,8 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x16FAILURE_KIND_EXHAUSTED\x10\x1b\x12\x17\n" +
 	"\x13FAILURE_KIND_FAILED\x10\x1c\x12\x1d\n" +
 	"\x19FAILURE_KIND_NO_SUCH_VIEW\x10\x1d\x12 \n" +
-	"\x1cFAILURE_KIND_UNAUTHENTICATED\x10\x1e*z\n" +
+	"\x1cFAILURE_KIND_UNAUTHENTICATED\x10\x1e\x12\x1c\n" +
+	"\x18FAILURE_KIND_STEP_BUDGET\x10\x1f*z\n" +
 	"\fOutputFormat\x12\x1d\n" +
 	"\x19OUTPUT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_FORMAT_NATIVE\x10\x01\x12\x18\n" +
