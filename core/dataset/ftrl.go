@@ -81,7 +81,7 @@ func WriteFTRLParquet(w io.Writer, recs []FTRLRecord) error {
 		rows[i] = pqFTRLRow{
 			Messages: toPQMessages(r.Messages), Tools: r.Tools, Codes: r.Codes, UnsolvedSet: r.UnsolvedSet,
 			SolveRate: r.SolveRate, DataSource: r.DataSource, Split: r.Split, Answer: r.Answer,
-			ExtraInfo: pqFTRLExtra{Index: e.Index, SampleID: e.SampleID, Scenario: e.Scenario, ScenarioType: e.ScenarioType, Variant: e.Variant, Step: e.Step},
+			ExtraInfo: pqFTRLExtra(e),
 		}
 	}
 	return parquet.Write(w, rows)
@@ -106,7 +106,7 @@ func ReadFTRLParquet(r io.ReaderAt, size int64) ([]FTRLRecord, error) {
 		out[i] = FTRLRecord{
 			Messages: fromPQMessages(row.Messages), Tools: row.Tools, Codes: row.Codes, UnsolvedSet: row.UnsolvedSet,
 			SolveRate: row.SolveRate, DataSource: row.DataSource, Split: row.Split, Answer: row.Answer,
-			ExtraInfo: FTRLExtraInfo{Index: e.Index, SampleID: e.SampleID, Scenario: e.Scenario, ScenarioType: e.ScenarioType, Variant: e.Variant, Step: e.Step},
+			ExtraInfo: FTRLExtraInfo(e),
 		}
 	}
 	return out, nil

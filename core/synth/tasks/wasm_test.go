@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,7 +23,7 @@ func wasmEnv(t *testing.T, dir string) *Env {
 	}
 	ctx := context.Background()
 	out := filepath.Join(t.TempDir(), "interp.wasm")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin := "go"
 	cmd := exec.Command(gobin, "build", "-trimpath", "-buildmode=c-shared", "-o", out, "../../../modules/interp")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {

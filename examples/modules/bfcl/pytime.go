@@ -16,18 +16,8 @@ func strptimeYMD(s string) (time.Time, bool) {
 	return mkDate(m[1], m[2], m[3], "0", "0", "0")
 }
 
-// strptimeYMDHMS is datetime.strptime(s, "%Y-%m-%d %H:%M:%S").
-func strptimeYMDHMS(s string) (time.Time, bool) {
-	m := ymdhmsRE.FindStringSubmatch(s)
-	if m == nil {
-		return time.Time{}, false
-	}
-	return mkDate(m[1], m[2], m[3], m[4], m[5], m[6])
-}
-
 var (
-	ymdRE    = regexp.MustCompile(`^(\d{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\d|0[1-9]|[1-9]| [1-9])$`)
-	ymdhmsRE = regexp.MustCompile(`^(\d{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\d|0[1-9]|[1-9]| [1-9]) (2[0-3]|[0-1]\d|\d):([0-5]\d|\d):(6[0-1]|[0-5]\d|\d)$`)
+	ymdRE = regexp.MustCompile(`^(\d{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\d|0[1-9]|[1-9]| [1-9])$`)
 )
 
 func mkDate(y, mo, d, h, mi, s string) (time.Time, bool) {

@@ -107,7 +107,7 @@ func TestTasksFile(t *testing.T) {
 	}
 	// Shape of the first task (multi_turn_base_0): 4 turns.
 	t0 := tasks[0]
-	if t0.ID != "multi_turn_base_0" || len(t0.Atomic) != len(t0.Atomic) || t0.Checks[0].Kind != task.CheckStateEqual {
+	if t0.ID != "multi_turn_base_0" || len(t0.Atomic) != 4 || t0.Checks[0].Kind != task.CheckStateEqual {
 		t.Errorf("task 0: %s, %d atomic, checks %+v", t0.ID, len(t0.Atomic), t0.Checks)
 	}
 }

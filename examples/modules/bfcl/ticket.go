@@ -175,7 +175,7 @@ func ticketUserTickets(self, a *Dict) (any, error) {
 			if !ok1 || !ok2 {
 				return nil, raise("'status' has no attribute 'lower'")
 			}
-			if strings.ToLower(s) != strings.ToLower(w) {
+			if !strings.EqualFold(s, w) {
 				continue
 			}
 		}

@@ -346,7 +346,7 @@ func trVerify(self, a *Dict) (any, error) {
 	}
 	// today is pinned to 2024-09-01.
 	age := 2024 - bd.Year()
-	if 9 < int(bd.Month()) || (9 == int(bd.Month()) && 1 < bd.Day()) {
+	if int(bd.Month()) > 9 || (int(bd.Month()) == 9 && bd.Day() > 1) {
 		age--
 	}
 	if age < 18 {
