@@ -393,19 +393,15 @@ func (s *Server) group(ctx context.Context, refs []string) (*Group, error) {
 	}
 
 	g = &Group{key: key, modules: mods, seed: seed, byName: map[string]int{}}
-	count := map[string]int{}
-	for _, m := range mods {
-		for _, t := range m.mod.Manifest().Tools {
-			count[t.Name]++
-		}
+	mfs := make([]*module.Manifest, len(mods))
+	for i, m := range mods {
+		mfs[i] = m.mod.Manifest()
 	}
-	for _, m := range mods {
-		mf := m.mod.Manifest()
-		for _, t := range mf.Tools {
-			name := t.Name
-			if count[name] > 1 {
-				name = mf.Name + "__" + t.Name
-			}
+	names := module.ToolNames(mfs)
+	for i, m := range mods {
+		mf := mfs[i]
+		for j, t := range mf.Tools {
+			name := names[i][j]
 			g.byName[name] = len(g.tools)
 			g.tools = append(g.tools, GroupTool{Name: name, Module: mf.Name, Tool: t, mod: m})
 		}

@@ -44,19 +44,14 @@ func NewEnv(store *state.Store, seed *state.Version, mods ...*module.Module) (*E
 		return nil, errors.New("tasks: an environment needs a store and a seed version")
 	}
 	e := &Env{Store: store, Seed: seed, Modules: mods, route: map[string]routed{}, readOnly: map[string]bool{}}
-	count := map[string]int{}
-	for _, m := range mods {
-		for _, t := range m.Manifest().Tools {
-			count[t.Name]++
-		}
+	mfs := make([]*module.Manifest, len(mods))
+	for i, m := range mods {
+		mfs[i] = m.Manifest()
 	}
-	for _, m := range mods {
-		mf := m.Manifest()
-		for _, t := range mf.Tools {
-			name := t.Name
-			if count[name] > 1 {
-				name = mf.Name + "__" + t.Name
-			}
+	names := module.ToolNames(mfs)
+	for i, m := range mods {
+		for j, t := range mfs[i].Tools {
+			name := names[i][j]
 			e.route[name] = routed{m, t.Name}
 			e.readOnly[name] = t.Annotations != nil && t.Annotations.ReadOnlyHint
 			e.names = append(e.names, name)
