@@ -437,15 +437,20 @@ func FTRLScoreParsed(ctx context.Context, parsed FTRLParsed, s FTRLStep, m FTRLM
 	if o.Calls == 0 {
 		o.Correct = FTRLFinalAnswer(parsed.Content, s.Answer, m)
 	}
-	res.Scores = FTRLScores{
+	res.Scores = o.scores()
+	res.Branch = o.branch()
+	res.Unsolved = unsolved
+	return res, nil
+}
+
+// scores is the turn's four rewards, one per Variant (FTRLReward).
+func (o TurnOutcome) scores() FTRLScores {
+	return FTRLScores{
 		F1:        FTRLReward(o, SolveF1),
 		PR:        FTRLReward(o, SolveP),
 		Rate:      FTRLReward(o, SolveR),
 		Precision: FTRLReward(o, SolvePrecision),
 	}
-	res.Branch = o.branch()
-	res.Unsolved = unsolved
-	return res, nil
 }
 
 // branch names the branch FTRLReward takes for o.

@@ -88,6 +88,6 @@ func FTRLTurnScores(ctx context.Context, tr *TurnResult, st *FTRLState, m FTRLMo
 		o.Correct = q == 1
 	}
 	res := FTRLResult{Content: parsed.Content, Calls: parsed.Calls, Feedback: outputs, Branch: o.branch()}
-	res.Scores = FTRLScores{F1: FTRLReward(o, SolveF1), PR: FTRLReward(o, SolveP), Rate: FTRLReward(o, SolveR), Precision: FTRLReward(o, SolvePrecision)}
+	res.Scores = o.scores()
 	return res, nil
 }
