@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,9 +82,55 @@ func printFTRL(w io.Writer, s *ftrl.Summary) error {
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\ngrpo (atomic_turn over FTRL prefixes, G = %d, reward solve-F1, %s mode): %d groups, %d with non-zero advantage (%s)\n",
-		s.G, s.Mode, all.Groups, all.NonZero, strconv.FormatFloat(100*s.NonZeroShare, 'f', 1, 64)+"%")
-	return err
+	if _, err := fmt.Fprintf(w, "\ngrpo (atomic_turn over FTRL prefixes, G = %d, reward solve-F1, %s mode): %d groups, %d with non-zero advantage (%s)\n",
+		s.G, s.Mode, all.Groups, all.NonZero, strconv.FormatFloat(100*s.NonZeroShare, 'f', 1, 64)+"%"); err != nil {
+		return err
+	}
+	return printFTRLRewards(w, s)
+}
+
+// printFTRLRewards is the candidates' reward histogram per scenario type:
+// a column per solve-F1 value (in increasing order), a row per type, then
+// the share of groups with a non-zero advantage.
+func printFTRLRewards(w io.Writer, s *ftrl.Summary) error {
+	var keys []string
+	val := map[string]float64{}
+	for _, c := range s.Types {
+		for k := range c.Rewards {
+			if _, ok := val[k]; !ok {
+				v, err := strconv.ParseFloat(k, 64)
+				if err != nil {
+					return fmt.Errorf("reward histogram key %q: %w", k, err)
+				}
+				val[k] = v
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(val[a], val[b]) })
+	fmt.Fprintln(w, "\ncandidate solve-F1 per scenario type (reward histogram):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "TYPE")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "\t%s", k)
+	}
+	fmt.Fprintln(tw, "\tGROUPS\tNON-ZERO SHARE")
+	for _, t := range append(ftrlTypeNames(), "all") {
+		c := s.Types[t]
+		if c == nil {
+			continue
+		}
+		fmt.Fprint(tw, t)
+		for _, k := range keys {
+			fmt.Fprintf(tw, "\t%d", c.Rewards[k])
+		}
+		share := 0.0
+		if c.Groups > 0 {
+			share = float64(c.NonZero) / float64(c.Groups)
+		}
+		fmt.Fprintf(tw, "\t%d\t%s\n", c.Groups, strconv.FormatFloat(100*share, 'f', 1, 64)+"%")
+	}
+	return tw.Flush()
 }
 
 func ftrlTypeNames() []string {

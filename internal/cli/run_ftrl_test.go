@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,7 +52,8 @@ func TestRunFTRLConfig(t *testing.T) {
 		}
 	}
 	// The human summary of the same run (a second folder).
-	code, stdout, stderr = runCtx(t, context.Background(), "run", cfg, "--var", "scenarios=4", "--out", filepath.Join(t.TempDir(), "h"))
+	h := filepath.Join(t.TempDir(), "h")
+	code, stdout, stderr = runCtx(t, context.Background(), "run", cfg, "--var", "scenarios=4", "--out", h)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -58,5 +61,39 @@ func TestRunFTRLConfig(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "TYPE ") || !strings.HasPrefix(lines[1], "single_hop ") || !strings.HasPrefix(lines[5], "all ") ||
 		!strings.Contains(stdout, "grpo (atomic_turn over FTRL prefixes, G = 16, reward solve-F1, compatible mode)") {
 		t.Errorf("human summary:\n%s", stdout)
+	}
+	// The reward histogram per scenario type, as summary.json has it:
+	// a column per reward, a row per type, groups and non-zero share.
+	var hs ftrl.Summary
+	if b, err := os.ReadFile(filepath.Join(h, ftrl.FileSummary)); err != nil || json.Unmarshal(b, &hs) != nil {
+		t.Fatalf("summary of the human run: %v", err)
+	}
+	i := slices.Index(lines, "candidate solve-F1 per scenario type (reward histogram):")
+	if i < 0 || i+6 >= len(lines) {
+		t.Fatalf("no reward histogram in:\n%s", stdout)
+	}
+	head := strings.Fields(lines[i+1])
+	if len(head) < 4 || head[0] != "TYPE" || head[len(head)-3] != "GROUPS" {
+		t.Fatalf("histogram header %q", lines[i+1])
+	}
+	keys := head[1 : len(head)-3]
+	for r, typ := range []string{"single_hop", "parallel_single_hop", "multi_hop", "parallel_multi_hop", "all"} {
+		f := strings.Fields(lines[i+2+r])
+		c := hs.Types[typ]
+		want := []string{typ}
+		for _, k := range keys {
+			want = append(want, strconv.Itoa(c.Rewards[k]))
+		}
+		want = append(want, strconv.Itoa(c.Groups), strconv.FormatFloat(100*float64(c.NonZero)/float64(c.Groups), 'f', 1, 64)+"%")
+		if !slices.Equal(f, want) {
+			t.Errorf("histogram row %q, want %q", lines[i+2+r], strings.Join(want, " "))
+		}
+		total := 0
+		for _, n := range c.Rewards {
+			total += n
+		}
+		if total != 16*c.Groups || len(c.Rewards) != len(keys) && typ == "all" {
+			t.Errorf("%s: %d rewards for %d groups of 16, keys %v", typ, total, c.Groups, keys)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -197,6 +199,76 @@ func TestDocumentAndIntegrate(t *testing.T) {
 	b, _ := json.Marshal(fn)
 	if got := string(b); got != `{"function":{"description":"Get the status and number of items of a order by its order_id.","name":"get_order_details","parameters":{"properties":{"order_id":{"description":"The order id, such as '#W0000000' (with the leading #).","type":"string"}},"required":["order_id"],"type":"object"}},"type":"function"}` {
 		t.Errorf("Function = %s", got)
+	}
+}
+
+// Descriptions the endpoint variant rewrote survive stage (c): a merged
+// tool carries its documents' distinct descriptions in the kind's
+// attribute order; templated documents keep the merged template.
+func TestIntegrateKeepsRewrittenDescriptions(t *testing.T) {
+	r, _ := worlds(t)
+	qs := []SubQuestion{
+		{ID: "q0", Kind: "order", Attr: "item_count", Key: []string{"#W1"}},
+		{ID: "q1", Kind: "user", Attr: "zip", Key: []string{"u"}},
+		{ID: "q2", Kind: "order", Attr: "status", Key: []string{"#W2"}},
+		{ID: "q3", Kind: "order", Attr: "status", Key: []string{"#W3"}},
+	}
+	var docs []Tool
+	for _, q := range qs {
+		docs = append(docs, Document(r, q))
+	}
+	for i, d := range []string{"Counts the items in an order.", "Gives a user's zip code.", "Tells where an order stands.", "Tells where an order stands."} {
+		docs[i].Description = d
+	}
+	in := Integrate(r, "s", docs)
+	if len(in.Tools) != 2 || in.Tools[0].Name != "get_order_details" || in.Tools[0].Description != "Tells where an order stands. Counts the items in an order." ||
+		in.Tools[1].Description != "Gives a user's zip code." {
+		t.Errorf("merged tools %+v", in.Tools)
+	}
+	fn, _ := json.Marshal(in.Tools[0].Function())
+	if !strings.Contains(string(fn), `"description":"Tells where an order stands. Counts the items in an order."`) {
+		t.Errorf("the merged tool's function schema lost the rewrite: %s", fn)
+	}
+}
+
+// rewriter is a Writer that marks every document's description.
+type rewriter struct{}
+
+func (rewriter) Rewrite(_ context.Context, sc *Scenario, docs []Tool) error {
+	for i := range docs {
+		docs[i].Description = "Rewritten: " + docs[i].Name + "."
+	}
+	return nil
+}
+
+// Through Run, a rewrite reaches every non-generalized tool of every
+// variant, merged tools included, and the tools the samples show.
+func TestRunKeepsRewrittenDescriptions(t *testing.T) {
+	o := testOptions(t.TempDir(), 3)
+	o.Writer, o.G, o.NoServerDirs = rewriter{}, 2, true
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	merged := 0
+	for _, v := range readLines[Variant](t, filepath.Join(o.Out, FileScaled)) {
+		for _, tl := range v.Tools {
+			if tl.Distractor || tl.Selector {
+				continue
+			}
+			if strings.HasSuffix(tl.Name, "_details") {
+				merged++
+			}
+			if !strings.HasPrefix(tl.Description, "Rewritten: get_") {
+				t.Errorf("%s: tool %s lost its rewritten description: %q", v.ID, tl.Name, tl.Description)
+			}
+		}
+	}
+	if merged == 0 {
+		t.Fatal("no merged tool in the run")
+	}
+	b, err := os.ReadFile(filepath.Join(o.Out, FileSamples))
+	if err != nil || !strings.Contains(string(b), `Rewritten: get_`) {
+		t.Errorf("samples.jsonl shows no rewritten description (err %v)", err)
 	}
 }
 

@@ -216,13 +216,29 @@ func TestRunDeterministicAndConsistent(t *testing.T) {
 	if len(segs) != 4*all.Samples || all.Groups != all.Samples {
 		t.Fatalf("%d segments for %d samples (G=4), %d groups", len(segs), all.Samples, all.Groups)
 	}
-	nonzero := 0
-	hist := map[string]int{}
+	// Recount per scenario type (a group's type: its prefix's row in the
+	// parquet) and over all: groups with a non-zero advantage and the
+	// reward histogram.
+	typeOf := map[string]string{}
+	for _, r := range recs {
+		typeOf[r.ExtraInfo.SampleID] = r.ExtraInfo.ScenarioType
+	}
+	nonzeroOf := map[string]int{}
+	histOf := map[string]map[string]int{}
 	for g := 0; g < len(segs); g += 4 {
+		typ, ok := typeOf[segs[g].GroupID]
+		if !ok {
+			t.Fatalf("group %s has no prefix in the parquet", segs[g].GroupID)
+		}
 		rs := make([]float64, 4)
 		for i := range rs {
 			rs[i] = segs[g+i].Reward
-			hist[strconv.FormatFloat(rs[i], 'g', 4, 64)]++
+			for _, k := range []string{typ, "all"} {
+				if histOf[k] == nil {
+					histOf[k] = map[string]int{}
+				}
+				histOf[k][strconv.FormatFloat(rs[i], 'g', 4, 64)]++
+			}
 			if segs[g+i].GroupID != segs[g].GroupID {
 				t.Fatalf("segment %d in group %s, want %s", g+i, segs[g+i].GroupID, segs[g].GroupID)
 			}
@@ -236,16 +252,38 @@ func TestRunDeterministicAndConsistent(t *testing.T) {
 			nz = nz || x != 0
 		}
 		if nz {
-			nonzero++
+			nonzeroOf[typ]++
+			nonzeroOf["all"]++
 		}
 	}
-	if nonzero != all.NonZero || sum.NonZeroShare != float64(nonzero)/float64(all.Groups) {
+	nonzero := nonzeroOf["all"]
+	if nonzero == 0 || nonzero != all.NonZero || sum.NonZeroShare != float64(nonzero)/float64(all.Groups) {
 		t.Errorf("non-zero groups %d (share %v), recounted %d", all.NonZero, sum.NonZeroShare, nonzero)
 	}
-	if diff := cmp.Diff(hist, all.Rewards); diff != "" {
-		t.Errorf("reward histogram (-recount +summary):\n%s", diff)
+	for _, k := range append(scenarioTypeNames(), "all") {
+		c := sum.Types[k]
+		if c.NonZero != nonzeroOf[k] {
+			t.Errorf("%s: %d groups with a non-zero advantage, recounted %d", k, c.NonZero, nonzeroOf[k])
+		}
+		if diff := cmp.Diff(histOf[k], c.Rewards); diff != "" || len(c.Rewards) < 2 {
+			t.Errorf("%s: reward histogram (-recount +summary):\n%s", k, diff)
+		}
+	}
+	// 4/3 and 1.5 (two or three answers in one turn) only in parallel types.
+	for _, k := range []string{string(SingleHop), string(MultiHop)} {
+		if histOf[k]["1.333"]+histOf[k]["1.5"] != 0 {
+			t.Errorf("%s: a reward above 1 in a sequential type: %v", k, histOf[k])
+		}
 	}
 	t.Logf("n -> m %d -> %d; %d servers, %d tools; %d samples; %d of %d groups non-zero; branches %v", n, m, all.Servers, all.DeployedTools, all.Samples, nonzero, all.Groups, sum.Branches)
+}
+
+func scenarioTypeNames() []string {
+	var out []string
+	for _, t := range ScenarioTypes {
+		out = append(out, string(t))
+	}
+	return out
 }
 
 func mustOpen(t *testing.T, p string) *os.File {

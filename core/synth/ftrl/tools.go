@@ -176,7 +176,7 @@ func Integrate(w *World, scenario string, docs []Tool) Integration {
 			})
 			t.Name = "get_" + k.Name + "_details"
 			t.Attrs = attrs
-			t.Description = describe(k, attrs, false)
+			t.Description = mergedDescription(k, attrs, ds)
 		}
 		for _, f := range from {
 			in.ToolOf[f] = t.Name
@@ -184,6 +184,32 @@ func Integrate(w *World, scenario string, docs []Tool) Integration {
 		in.Tools = append(in.Tools, t)
 	}
 	return in
+}
+
+// mergedDescription is the description of the tool merging docs (of kind
+// k) into one returning attrs: the template's when every document has the
+// template's own text (the offline generator); otherwise (the endpoint
+// variant rewrote them) the documents' distinct descriptions in attrs'
+// order, so a rewrite survives the merge.
+func mergedDescription(k *Kind, attrs []string, docs []Tool) string {
+	rewritten := false
+	for _, d := range docs {
+		if d.Description != describe(k, d.Attrs, false) {
+			rewritten = true
+		}
+	}
+	if !rewritten {
+		return describe(k, attrs, false)
+	}
+	var parts []string
+	for _, a := range attrs {
+		for _, d := range docs {
+			if slices.Contains(d.Attrs, a) && !slices.Contains(parts, d.Description) {
+				parts = append(parts, d.Description)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ScaleKind names one of complexity scaling's four transformations
