@@ -224,6 +224,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFTRLCase$$' -fuzztime $(FUZZTIME) ./core/train
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFTRLResponse$$' -fuzztime $(FUZZTIME) ./core/train
 	$(GO) test -run '^$$' -fuzz '^FuzzPyJSON$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzReadFTRLParquet$$' -fuzztime $(FUZZTIME) ./core/dataset
 
 # The deterministic synthesizer's figures (docs/synthesis-figures.md) on the
 # full shared data sets: oracle-call share (tau2 airline, BFCL), read/write

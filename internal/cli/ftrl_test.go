@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,34 @@ func TestFTRLScoreUsage(t *testing.T) {
 	code, stdout, stderr := run(t, Build{}, "ftrl", "score", empty)
 	if code != ExitError || !strings.HasSuffix(stdout, "0 passed, 0 failed\n") || stderr != "weft: "+empty+" holds no cases\n" {
 		t.Errorf("empty file: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
+
+// docs/ftrl.md gives the held-out scoring command on a line of its own,
+// "SCORE: go run ./cmd/weft ARGS" with the literal FILE; those ARGS, with
+// FILE the reference cases, score them all and end "N passed, N failed".
+func TestFTRLDocsScoreLine(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ftrl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var score []string
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(l, "SCORE: ") {
+			score = append(score, strings.TrimPrefix(l, "SCORE: "))
+		}
+	}
+	if len(score) != 1 {
+		t.Fatalf("%d SCORE lines in docs/ftrl.md, want 1: %q", len(score), score)
+	}
+	f := strings.Fields(score[0])
+	if len(f) < 4 || strings.Join(f[:3], " ") != "go run ./cmd/weft" || !slices.Contains(f, "FILE") {
+		t.Fatalf("SCORE line %q is not go run ./cmd/weft ... FILE", score[0])
+	}
+	args := slices.Clone(f[3:])
+	args[slices.Index(args, "FILE")] = ftrlCases
+	code, stdout, _ := run(t, Build{}, args...)
+	if code != ExitOK || !strings.HasSuffix(stdout, "\n300 passed, 0 failed\n") {
+		t.Errorf("%v: exit %d, stdout %q", args, code, stdout)
 	}
 }
