@@ -239,4 +239,3 @@ func mustSpec(t *testing.T) *Server {
 	}
 	return &Server{Spec: s}
 }
-

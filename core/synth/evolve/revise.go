@@ -403,6 +403,17 @@ func (w *world) reviseTask(ctx context.Context, f *finding, round int, cur *Syst
 				if nt, err = rebind(nt, v, c); err != nil {
 					return nil, err
 				}
+				// The failing call first (cheap): certify only a
+				// rebinding whose reference gets past it.
+				if f.call >= 0 {
+					rr, err := replayReference(ctx, env, nt)
+					if err != nil {
+						return nil, err
+					}
+					if f.call < len(rr.calls) && rr.calls[f.call].Call.Failed() {
+						continue
+					}
+				}
 				rep, err := w.certify(ctx, []*task.Task{nt})
 				if err != nil {
 					return nil, err
