@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/weft-dev/weft/core/attribute"
@@ -59,8 +60,13 @@ func printEvolve(w io.Writer, s *pipeline.EvolveSummary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for id, why := range s.Result.Dropped {
-		fmt.Fprintf(w, "dropped task %s: %s\n", id, why)
+	ids := make([]string, 0, len(s.Result.Dropped))
+	for id := range s.Result.Dropped {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fmt.Fprintf(w, "dropped task %s: %s\n", id, s.Result.Dropped[id])
 	}
 	if b := s.Benchmark; b != nil {
 		fmt.Fprintf(w, "\nbenchmark: %d planted defects (%v)\n", b.Defects, b.ByClass)

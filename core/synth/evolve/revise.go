@@ -414,14 +414,11 @@ func (w *world) reviseTask(ctx context.Context, f *finding, round int, cur *Syst
 						continue
 					}
 				}
-				rep, err := w.certify(ctx, []*task.Task{nt})
+				ok, _, err := w.adopt(ctx, cur, res, t, nt)
 				if err != nil {
 					return nil, err
 				}
-				if rep.Results[0].Certified {
-					replaceTask(cur, t, nt)
-					res.History = append(res.History, nt)
-					w.certified[t.ID] = true
+				if ok {
 					return &Revision{Component: comp, Action: ActionRebound, Status: StatusApplied, From: taskRef(t), To: taskRef(nt),
 						Detail: fmt.Sprintf("binding %s rebound from %q to %q (the first same-shaped value of the seed state that certifies; %d tried)", k, v, c, tried)}, nil
 				}
@@ -440,6 +437,19 @@ func (w *world) reviseTask(ctx context.Context, f *finding, round int, cur *Syst
 	delete(w.certified, t.ID)
 	delete(w.faithful, t.ID)
 	return &Revision{Component: comp, Action: ActionDropped, Status: StatusApplied, From: taskRef(t), To: taskRef(nt), Detail: why}, nil
+}
+
+// adopt certifies nt, the new version of t, and when it certifies puts it
+// in t's place in cur and in the history.
+func (w *world) adopt(ctx context.Context, cur *System, res *Result, t, nt *task.Task) (bool, *tasks.Report, error) {
+	rep, err := w.certify(ctx, []*task.Task{nt})
+	if err != nil || !rep.Results[0].Certified {
+		return false, rep, err
+	}
+	replaceTask(cur, t, nt)
+	res.History = append(res.History, nt)
+	w.certified[t.ID] = true
+	return true, rep, nil
 }
 
 // stateStrings returns every string value of v's tables (JSON text in a
@@ -624,14 +634,11 @@ func (w *world) reviseVerifier(ctx context.Context, f *finding, round int, cur *
 			return nil, err
 		}
 		nt.Atomic[ai].Checks = c.checks
-		rep, err := w.certify(ctx, []*task.Task{nt})
+		ok, rep, err := w.adopt(ctx, cur, res, t, nt)
 		if err != nil {
 			return nil, err
 		}
-		if rep.Results[0].Certified {
-			replaceTask(cur, t, nt)
-			res.History = append(res.History, nt)
-			w.certified[t.ID] = true
+		if ok {
 			return &Revision{Component: comp, Action: ActionRegenerated, Status: StatusApplied, From: taskRef(t), To: taskRef(nt), Detail: c.what + "; re-certified"}, nil
 		}
 		last = c.what
