@@ -74,12 +74,15 @@ func Plant(ctx context.Context, docs synth.Docs, opts BenchOptions) (*Bench, err
 	if opts.Servers == 0 {
 		opts.Servers = 5
 	}
-	for _, n := range []*int{&opts.Env, &opts.Task, &opts.Verifier} {
+	for _, c := range []struct {
+		n    *int
+		dflt int
+	}{{&opts.Env, 3}, {&opts.Task, 2}, {&opts.Verifier, 2}} {
 		switch {
-		case *n == 0:
-			*n = map[*int]int{&opts.Env: 3, &opts.Task: 2, &opts.Verifier: 2}[n]
-		case *n < 0:
-			*n = 0
+		case *c.n == 0:
+			*c.n = c.dflt
+		case *c.n < 0:
+			*c.n = 0
 		}
 	}
 	b := &Bench{System: &System{}}
