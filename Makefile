@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify scale-servers clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers clean proto proto-tools
 
 all: build
 
@@ -38,6 +38,7 @@ help:
 	@echo "make bench   run all benchmarks once; output also in bench.txt"
 	@echo "make demo    build and run the main job: weft run configs/tau2-retail.hcl"
 	@echo "make ftrl    FTRL's environments and data at full size (weft run configs/ftrl.hcl into runs/ftrl), run twice and compared byte for byte"
+	@echo "make evolve  self-evolution offline: the planted-defect benchmark (configs/evolve.hcl into runs/evolve) and tau2 retail as shipped (configs/evolve-tau2-retail.hcl)"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
@@ -200,6 +201,16 @@ ftrl:
 	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS)
 	$(BIN) run configs/ftrl.hcl $(FTRL_FLAGS) --out runs/ftrl-again > /dev/null
 	diff -r runs/ftrl runs/ftrl-again > /dev/null && echo "ftrl: the second run with the same seed is byte-identical (diff -r runs/ftrl runs/ftrl-again)"
+
+# Self-evolution offline (docs/evolve.md): the planted-defect benchmark
+# (configs/evolve.hcl: 33 defects on five synthesized airline servers, three
+# rounds) and tau2 retail as shipped (configs/evolve-tau2-retail.hcl), each
+# writing evolve.json, metrics.json with its rounds and report.html.
+evolve:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/weft
+	rm -rf runs/evolve runs/evolve-tau2-retail
+	$(BIN) run configs/evolve.hcl
+	$(BIN) run configs/evolve-tau2-retail.hcl
 
 # Runs each fuzz target for FUZZTIME. Seed and regression corpora live under
 # each package's testdata/fuzz/ and also run as ordinary tests in `make test`.

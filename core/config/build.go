@@ -583,6 +583,9 @@ func (d *decoder) build(root *node, file string) *Config {
 	if n := root.child("ftrl"); n != nil {
 		cfg.FTRL = d.ftrl(n, cfg, policies)
 	}
+	if n := root.child("evolve"); n != nil {
+		cfg.Evolve = d.evolve(n, cfg)
+	}
 
 	if n := root.child("pipeline"); n != nil && n.has("stages") {
 		cfg.Stages = d.stages(n, cfg)
@@ -710,6 +713,12 @@ func (d *decoder) stages(n *node, cfg *Config) []string {
 		}
 		return stages
 	}
+	if cfg.Evolve != nil {
+		if !slices.Equal(stages, []string{StageEvolve}) {
+			d.errorf(n.rng("stages"), "Evolve pipeline", "A config with an evolve block runs exactly one stage: stages = [\"evolve\"].")
+		}
+		return stages
+	}
 	last, lastName := -1, ""
 	for i, s := range stages {
 		rng := n.elemRange("stages", i)
@@ -771,4 +780,48 @@ func (d *decoder) ftrl(n *node, cfg *Config, policies *names) *FTRL {
 		}
 	}
 	return f
+}
+
+// evolve decodes the evolve block: the system (the benchmark, or a server
+// with its tasks), the classes, and a scripted rollout policy.
+func (d *decoder) evolve(n *node, cfg *Config) *Evolve {
+	e := &Evolve{
+		Rounds:           d.integer(n, "rounds"),
+		Budget:           d.integer(n, "budget"),
+		Classes:          EvolveClasses,
+		Synthesizer:      d.enum(n, "synthesizer"),
+		Script:           d.path(n, "script", true, "script"),
+		Episodes:         d.integer(n, "episodes"),
+		BenchmarkDocs:    d.path(n, "benchmark_docs", true, "benchmark docs"),
+		BenchmarkServers: d.integer(n, "benchmark_servers"),
+		Seed:             uint64(d.integer(n, "seed")),
+		Server:           d.path(n, "server", true, "server"),
+		Tau2Tasks:        d.path(n, "tau2_tasks", true, "tau2 tasks"),
+		Tasks:            d.path(n, "tasks", true, "tasks"),
+		Policy:           cfg.Rollout.Policy,
+		Source:           n.source(),
+	}
+	if n.has("classes") {
+		e.Classes = n.strs("classes")
+		for i, c := range e.Classes {
+			if !slices.Contains(EvolveClasses, c) {
+				d.errorf(n.elemRange("classes", i), "Unknown class", "%q cannot be revised; use %s (policy failures stay training signal).", c, quoted(EvolveClasses))
+			}
+		}
+	}
+	switch {
+	case (e.BenchmarkDocs == "") == (e.Server == ""):
+		d.errorf(n.defRange, "Evolve needs one system", "Set benchmark_docs (the planted-defect benchmark) or server (a server as shipped), not both.")
+	case e.Server != "" && (e.Tau2Tasks == "") == (e.Tasks == ""):
+		d.errorf(n.defRange, "Evolve needs tasks", "With server, set tau2_tasks or tasks (one of them).")
+	}
+	if e.Synthesizer == "scripted" && e.Script == "" {
+		d.errorf(n.defRange, "Scripted synthesizer needs a script", "Set script to the scripted synthesizer's recorded answers.")
+	}
+	for _, p := range cfg.Policies {
+		if p.Name == e.Policy && p.Scripted == nil {
+			d.errorf(n.defRange, "Evolve runs offline", "Policy %q is not scripted: the evolve stage's episodes come from a scripted policy with faults.", p.Name)
+		}
+	}
+	return e
 }

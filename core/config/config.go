@@ -42,6 +42,8 @@ type Config struct {
 	GRPO *GRPO `json:"grpo,omitempty"`
 	// FTRL is nil when the file has no ftrl block.
 	FTRL *FTRL `json:"ftrl,omitempty"`
+	// Evolve is nil when the file has no evolve block.
+	Evolve *Evolve `json:"evolve,omitempty"`
 	// Stages are the pipeline stages to run, a subsequence of AllStages in
 	// that order; with an ftrl block, exactly [StageFTRL].
 	Stages []string `json:"stages"`
@@ -380,6 +382,33 @@ type FTRL struct {
 	ServerDirs      bool    `json:"server_dirs"`
 	Source          *Source `json:"-"`
 }
+
+// Evolve is the evolve block: self-evolution (core/synth/evolve), run by
+// the evolve stage. Paths are absolute ("" = not set); exactly one of
+// BenchmarkDocs and Server is set, Server with one of Tau2Tasks and Tasks.
+// Policy is the rollout policy (scripted).
+type Evolve struct {
+	Rounds           int      `json:"rounds"`
+	Budget           int      `json:"budget"`
+	Classes          []string `json:"classes"`
+	Synthesizer      string   `json:"synthesizer"`
+	Script           string   `json:"script,omitempty"`
+	Episodes         int      `json:"episodes"`
+	BenchmarkDocs    string   `json:"benchmark_docs,omitempty"`
+	BenchmarkServers int      `json:"benchmark_servers"`
+	Seed             uint64   `json:"seed"`
+	Server           string   `json:"server,omitempty"`
+	Tau2Tasks        string   `json:"tau2_tasks,omitempty"`
+	Tasks            string   `json:"tasks,omitempty"`
+	Policy           string   `json:"policy"`
+	Source           *Source  `json:"-"`
+}
+
+// StageEvolve is the one stage of a config with an evolve block.
+const StageEvolve = "evolve"
+
+// EvolveClasses are the values of evolve.classes.
+var EvolveClasses = []string{"environment", "task", "verifier"}
 
 // StageFTRL is the one stage of a config with an ftrl block.
 const StageFTRL = "ftrl"

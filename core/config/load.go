@@ -391,7 +391,7 @@ func (d *decoder) block(body hcl.Body, spec *blockSpec, blk *hcl.Block) *node {
 		n.blocks[b.Type] = append(n.blocks[b.Type], d.block(b.Body, cs, b))
 	}
 	for _, c := range spec.blocks {
-		if c.required && len(n.blocks[c.typ]) == 0 && (c.exemptBy == "" || len(n.blocks[c.exemptBy]) == 0) {
+		if c.required && len(n.blocks[c.typ]) == 0 && !c.exempted(n.blocks) {
 			rng := body.MissingItemRange()
 			if blk != nil {
 				rng = blk.DefRange

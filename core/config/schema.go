@@ -142,6 +142,17 @@ type blockSpec struct {
 	removed map[string]string
 }
 
+// exempted reports whether one of the blocks exemptBy names (separated by
+// spaces) is present.
+func (b *blockSpec) exempted(present map[string][]*node) bool {
+	for _, e := range strings.Fields(b.exemptBy) {
+		if len(present[e]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *blockSpec) header() string {
 	if b.label != "" {
 		return fmt.Sprintf("%s \"%s\"", b.typ, strings.ToUpper(b.label))
@@ -183,7 +194,7 @@ var rootSpec = &blockSpec{
 	typ: "",
 	blocks: []*blockSpec{
 		{
-			typ: "module", label: "name", multi: true, required: true, exemptBy: "ftrl",
+			typ: "module", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
 				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
@@ -204,7 +215,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "tasks", label: "name", multi: true, required: true, exemptBy: "ftrl",
+			typ: "tasks", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
 			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
 			attrs: []attrSpec{
 				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
@@ -273,7 +284,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "harness", label: "name", multi: true, required: true, exemptBy: "ftrl",
+			typ: "harness", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
 			doc: "A harness: a built-in one (`builtin`) or a plugin binary (`binary`), exactly one. " +
 				"`harness \"react\" {}` with neither means the built-in of the label's name.",
 			attrs: []attrSpec{
@@ -284,7 +295,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "view", label: "name", multi: true, required: true, exemptBy: "ftrl",
+			typ: "view", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
 			doc: "A task view episodes run under: \"agentic\" (the whole brief up front) or \"simuser\" " +
 				"(a simulated user revealing one request at a time). The block has no attributes.",
 		},
@@ -404,6 +415,28 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
+			typ: "evolve",
+			doc: "Self-evolution (core/synth/evolve, docs/evolve.md), run offline by the `evolve` stage: rounds of rollouts of the rollout policy " +
+				"(scripted, with faults), verification, attribution, revision of every non-policy finding (environment: the faulty tool re-synthesized; " +
+				"task: rebound or dropped; verifier: the check regenerated from the reference's effect), re-certification and fresh rollouts. " +
+				"The system is either the planted-defect benchmark (`benchmark_docs`) or a server as shipped with its tasks (`server` with `tau2_tasks` or `tasks`). " +
+				"With an evolve block the module, tasks, harness and view blocks are not needed, and the pipeline's stages are exactly [\"evolve\"].",
+			attrs: []attrSpec{
+				{name: "rounds", kind: kInt, dflt: 3, min: bound(1), doc: "Rounds of rollouts and revisions; one more rollout pass measures the evolved system."},
+				{name: "budget", kind: kInt, dflt: 0, min: bound(0), doc: "Revisions tried per round at most (0 = no cap)."},
+				{name: "classes", kind: kStrings, def: `["environment", "task", "verifier"]`, doc: "The component classes that may be revised (`policy` never is: policy failures stay training signal)."},
+				{name: "synthesizer", kind: kString, dflt: "deterministic", enum: Synthesizers, what: "synthesizer", doc: `The synthesizer of environment revisions: "deterministic" (from the documentation) or "scripted" (recorded answers, with script).`},
+				{name: "script", kind: kPath, doc: "The scripted synthesizer's script (core/synth, docs/synthesis.md)."},
+				{name: "episodes", kind: kInt, dflt: 2, min: bound(1), doc: "Episodes with faults per task per round (plus one faithful episode)."},
+				{name: "benchmark_docs", kind: kPath, doc: "The planted-defect benchmark: tau2 tools.json the servers are synthesized from (examples/data/tau2-airline/tools.json)."},
+				{name: "benchmark_servers", kind: kInt, dflt: 5, min: bound(1), doc: "Servers of the benchmark, each with its own seed rows and planted defects."},
+				{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Seed of the benchmark's task generation."},
+				{name: "server", kind: kPath, doc: "A weft.server/v1 server as shipped (examples/servers/tau2-retail); with tau2_tasks or tasks."},
+				{name: "tau2_tasks", kind: kPath, doc: "tau2 tasks.json, converted on the server with the gold replay."},
+				{name: "tasks", kind: kPath, doc: "A weft.tasks/v1 file over the server."},
+			},
+		},
+		{
 			typ: "pipeline", required: true,
 			doc: "The stages to run.",
 			attrs: []attrSpec{
@@ -462,7 +495,7 @@ func writeBlock(b *strings.Builder, s *blockSpec, level string) {
 	var notes []string
 	switch {
 	case s.required && s.exemptBy != "":
-		notes = append(notes, "required (not with a `"+s.exemptBy+"` block)")
+		notes = append(notes, "required (not with a `"+strings.Join(strings.Fields(s.exemptBy), "` or `")+"` block)")
 	case s.required:
 		notes = append(notes, "required")
 	default:

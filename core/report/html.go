@@ -102,6 +102,8 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 	"basisText": basisText,
+	"revised":   func(m map[attribute.Class]int) string { return classCounts(m, RevisableClasses) },
+	"classes":   func(m map[attribute.Class]int) string { return classCounts(m, AttributionClasses) },
 }).Parse(reportTemplate))
 
 // WriteHTML writes the report as one self-contained HTML document: inline
@@ -182,6 +184,9 @@ func WriteHTML(w io.Writer, r ReportData) error {
 		}
 		v.Attempts = newColumns(ChartRejectionAttempts, "Atomic turns per number of attempts", cols, "#805ad5")
 	}
+	if len(m.Rounds) > 0 {
+		v.RoundErrors, v.RoundPass = roundCurves(m.Rounds)
+	}
 	return tmpl.Execute(w, v)
 }
 
@@ -195,6 +200,7 @@ type view struct {
 	PassRate, ToolErrors, Attributions hbarChart
 	Histogram                          colChart
 	Attempts                           colChart
+	RoundErrors, RoundPass             curveChart
 }
 
 // Horizontal bar chart geometry (SVG user units = CSS px).

@@ -20,6 +20,7 @@ func fixtureReport() ReportData {
 		Mix:      []MixSetting{{View: "agentic", Harness: "react", Weight: 1}, {View: "simuser", Harness: "native", Weight: 2}},
 		Verifier: "exec", Basis: "tau2", Attributor: "rules",
 		FailedGoldActions: []TaskFailedActions{{Task: "64", Actions: []string{"#6 exchange_delivered_order_items: Non-delivered order cannot be exchanged"}, DroppedAtomic: 1}}}
+	m.Rounds = fixtureRounds()
 	return ReportData{Title: "retail smoke", Config: "configs/retail.hcl", GeneratedAt: "2026-01-02 03:04:05 UTC",
 		Metrics: m, Episodes: eps, SFT: sft, GRPO: grpo}
 }
@@ -31,9 +32,29 @@ var wantChartTexts = map[string][]string{
 	ChartPassRate: {"agentic × react", "50.0% (2/4)", "simuser × native", "66.7% (2/3)"},
 	ChartScoreHistogram: {"1", "0.0–0.1", "0", "0.1–0.2", "1", "0.2–0.3", "0", "0.3–0.4", "0", "0.4–0.5",
 		"1", "0.5–0.6", "0", "0.6–0.7", "0", "0.7–0.8", "0", "0.8–0.9", "4", "0.9–1.0"},
-	ChartToolErrorRate:     {"native", "12.5% (1/8)", "react", "25.0% (4/16)"},
-	ChartAttributions:      {"policy", "2", "environment", "1", "task", "0", "verifier", "1"},
-	ChartRejectionAttempts: {"4", "1", "1", "2", "1", "3"},
+	ChartToolErrorRate:       {"native", "12.5% (1/8)", "react", "25.0% (4/16)"},
+	ChartAttributions:        {"policy", "2", "environment", "1", "task", "0", "verifier", "1"},
+	ChartRejectionAttempts:   {"4", "1", "1", "2", "1", "3"},
+	ChartRoundsToolErrorRate: {"round 1", "20.0%", "round 2", "12.5%", "round 3", "3.0%", "after 3", "0.0%"},
+	ChartRoundsPassRate:      {"round 1", "80.0%", "round 2", "75.0%", "round 3", "85.0%", "after 3", "90.0%"},
+}
+
+// fixtureRounds are three self-evolution rounds and the measurement after
+// them.
+func fixtureRounds() []Round {
+	f := func(x float64) *float64 { return &x }
+	zero := map[attribute.Class]int{}
+	return []Round{
+		{Round: 1, Revise: true, Tasks: 10, Certified: 6, Episodes: 20, Passed: 16, PassRate: f(0.8), ToolCalls: 100, NonPolicyToolErrors: 20, ToolErrorRate: f(0.2),
+			Attributions: map[attribute.Class]int{attribute.ClassPolicy: 3, attribute.ClassTask: 2}, Findings: 5,
+			Applied: map[attribute.Class]int{attribute.ClassEnvironment: 2, attribute.ClassTask: 1}, RolledBack: map[attribute.Class]int{attribute.ClassEnvironment: 1}, Discarded: zero, Regressed: []string{}},
+		{Round: 2, Revise: true, Tasks: 10, Certified: 8, Episodes: 20, Passed: 15, PassRate: f(0.75), ToolCalls: 80, NonPolicyToolErrors: 10, ToolErrorRate: f(0.125),
+			Attributions: map[attribute.Class]int{attribute.ClassPolicy: 5}, Findings: 2, Applied: map[attribute.Class]int{attribute.ClassVerifier: 2}, RolledBack: zero, Discarded: zero, Regressed: []string{}},
+		{Round: 3, Revise: true, Tasks: 9, Certified: 9, Episodes: 20, Passed: 17, PassRate: f(0.85), ToolCalls: 100, NonPolicyToolErrors: 3, ToolErrorRate: f(0.03),
+			Attributions: map[attribute.Class]int{attribute.ClassPolicy: 3}, Findings: 1, Applied: map[attribute.Class]int{attribute.ClassTask: 1}, RolledBack: zero, Discarded: zero, Regressed: []string{}},
+		{Round: 4, Tasks: 9, Certified: 9, Episodes: 20, Passed: 18, PassRate: f(0.9), ToolCalls: 90, NonPolicyToolErrors: 0, ToolErrorRate: f(0),
+			Attributions: map[attribute.Class]int{attribute.ClassPolicy: 2}, Applied: zero, RolledBack: zero, Discarded: zero, Regressed: []string{}},
+	}
 }
 
 var textRE = regexp.MustCompile(`(?s)<text\b[^>]*>(.*?)</text>`)
@@ -89,6 +110,9 @@ func checkReportDOM(t *testing.T, doc string) {
 		"<td>policy: a1; environment: a2</td>", // t2's attributions
 		"<tr><th>SFT records (prefixes included)</th><td class=\"num\">3</td></tr>",
 		"<td class=\"num\">6</td>", // GRPO non-zero groups
+		// Self-evolution: round 1's row, the final measurement's.
+		"<td>1</td><td class=\"num\">10 (6)</td><td class=\"num\">20</td><td class=\"num\">80.0% (16/20)</td><td class=\"num\">20.0% (20/100)</td><td>policy 3, task 2</td><td class=\"num\">5</td><td>environment 2, task 1</td><td>environment 1</td><td>0</td><td></td>",
+		"<td>4 (after the last round)</td>",
 		// Why did it fail: the policy in plain words, the settings, the
 		// infra reasons, no task blamed, the detectors, the evidence.
 		"scripted fault injector, not a model: it follows each task", // (quotes escape differently in a browser)

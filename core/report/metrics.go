@@ -65,6 +65,9 @@ type GRPOStats struct {
 // every rate and share is a fraction in [0, 1] and null when its
 // denominator is 0; scores are in [0, 1].
 type Metrics struct {
+	// Rounds are the self-evolution rounds (the evolve stage), one object
+	// per round; absent for other runs.
+	Rounds []Round `json:"rounds,omitempty"`
 	// Episodes counts all episodes; InfraFailures those that ended on an
 	// infrastructure failure (no score); ScoredEpisodes the rest; Passed the
 	// scored ones with score 1.

@@ -81,7 +81,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 	checkReportDOM(t, string(dom))
 
-	const width, height = 1000, 3000 // the whole fixture report fits (~2300px)
+	const width, height = 1000, 3800 // the whole fixture report fits (~3000px)
 	shot := filepath.Join(dir, "report.png")
 	runChromium(t, bin, profile, url, fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+shot)
 	f, err := os.Open(shot)
@@ -100,7 +100,9 @@ func TestReportInChromium(t *testing.T) {
 	// geometry gives (bars 18px high, fraction 1 = 380px; histogram
 	// columns 57.6px wide, the tallest 196px): pass rate (190+253.3)*18,
 	// histogram 57.6*(3*49+196), tool errors (47.5+95)*18, policy
-	// attributions 380*18, attempts 57.6*(196+2*49).
+	// attributions 380*18, attempts 57.6*(196+2*49); each round curve its
+	// four 12px point marks (4*144) and its 3px line between them (~620px
+	// long on the fixture: ~1,900 pixels less the anti-aliased edges).
 	charts := []struct {
 		id      string
 		rgb     [3]uint8
@@ -111,6 +113,8 @@ func TestReportInChromium(t *testing.T) {
 		{ChartToolErrorRate, [3]uint8{0xc0, 0x56, 0x21}, 2300},
 		{ChartAttributions, [3]uint8{0x6b, 0x46, 0xc1}, 6150},
 		{ChartRejectionAttempts, [3]uint8{0x80, 0x5a, 0xd5}, 15200},
+		{ChartRoundsToolErrorRate, [3]uint8{0xdd, 0x6b, 0x20}, 1550},
+		{ChartRoundsPassRate, [3]uint8{0x31, 0x82, 0xce}, 1550},
 	}
 	var colours [][3]uint8
 	for _, c := range charts {

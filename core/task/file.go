@@ -48,6 +48,8 @@ var (
 	ErrCycle = errors.New("the After edges form a cycle")
 	// ErrUnknownCheck: a check's Kind is not one of the Check* kinds.
 	ErrUnknownCheck = errors.New("unknown check kind")
+	// ErrVersion: a task's Version is negative.
+	ErrVersion = errors.New("version must be 0 or more")
 )
 
 // Load reads a weft task file ({"format": "weft.tasks/v1", "tasks": [...]},
@@ -172,6 +174,9 @@ func (t *Task) Validate() error {
 	}
 	if strings.TrimSpace(t.Brief) == "" {
 		return fail("", "brief", errors.New("missing"))
+	}
+	if t.Version < 0 {
+		return fail("", "version", fmt.Errorf("%w: got %d", ErrVersion, t.Version))
 	}
 	index := make(map[string]int, len(t.Atomic))
 	for i, a := range t.Atomic {

@@ -245,3 +245,43 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// A task file written before the version field existed loads as version 0
+// and saves byte for byte as it was; a revised task (version 2) keeps its
+// version through Save and Load; a negative version is refused with
+// ErrVersion naming the field, and nothing is written.
+func TestVersionField(t *testing.T) {
+	old := chain()
+	var b bytes.Buffer
+	if err := Save(&b, []*Task{old}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `"version"`) {
+		t.Fatalf("a version-0 task wrote a version field:\n%s", b.String())
+	}
+	ts, err := Load(bytes.NewReader(b.Bytes()))
+	if err != nil || ts[0].Version != 0 {
+		t.Fatalf("old file: version %v, err %v", ts, err)
+	}
+	rev := chain()
+	rev.Version = 2
+	var rb bytes.Buffer
+	if err := Save(&rb, []*Task{rev}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rb.String(), `"version": 2,`) {
+		t.Fatalf("revised task file has no version 2:\n%s", rb.String())
+	}
+	back, err := Load(bytes.NewReader(rb.Bytes()))
+	if err != nil || back[0].Version != 2 {
+		t.Fatalf("revised file: %v, err %v", back, err)
+	}
+	bad := chain()
+	bad.Version = -1
+	var w bytes.Buffer
+	err = Save(&w, []*Task{bad})
+	var te *Error
+	if !errors.Is(err, ErrVersion) || !errors.As(err, &te) || te.Field != "version" || te.Task != "t1" || w.Len() != 0 {
+		t.Fatalf("negative version: err %v, wrote %d bytes", err, w.Len())
+	}
+}

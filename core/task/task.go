@@ -133,6 +133,11 @@ type Task struct {
 	ID string `json:"id"`
 	// Source says where the task came from ("tau2-retail:12").
 	Source string `json:"source,omitempty"`
+	// Version is the task's revision number: 0 (absent in the file) is
+	// the task as written; a revision (core/synth/evolve) is a new Task
+	// with the same ID and Version + 1, never an edit in place. Files
+	// written before the field existed load as version 0.
+	Version int `json:"version,omitempty"`
 	// Modules are the lifecycle group's module references.
 	Modules []string `json:"modules"`
 	// InitialVersion is the state the episode starts from: "" is the

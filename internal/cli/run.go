@@ -150,6 +150,15 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 		}
 		return runFTRL(ctx, a, cfg, file, out)
 	}
+	if cfg.Evolve != nil {
+		if pf.only {
+			return a.print(runResult{Dir: out}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "%s: an evolve run is offline, nothing to preflight\n", file)
+				return err
+			})
+		}
+		return runEvolve(ctx, a, cfg, file, out)
+	}
 
 	var pre *preflightResult
 	if !pf.skip {
