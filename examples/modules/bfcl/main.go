@@ -42,6 +42,9 @@ var classes = map[string]*class{}
 // toolClass maps a tool (method) name to its class.
 var toolClass = map[string]*class{}
 
+// classTools lists each class's tool names in func-doc order.
+var classTools = map[string][]string{}
+
 func addClass(c *class) bool { classes[c.name] = c; return true }
 
 // classOrder lists the classes in a fixed order (export, docs).
@@ -73,7 +76,9 @@ func registerAll() {
 		Version: "1.0.0",
 		Description: "BFCL v4 multi-turn domain: the eight simulated APIs (GorillaFileSystem, MathAPI, MessageAPI, TwitterAPI, TicketAPI, TradingBot, TravelAPI, VehicleControlAPI) of the Berkeley Function Calling Leaderboard, " +
 			"each class's instance state in the table bfcl_class (loaded lazily from the task's initial_config).",
-		Owns: []string{"bfcl_class"},
+		Owns:       []string{"bfcl_class", "bfcl_fs_entry"},
+		FileReads:  []string{"**"},
+		FileWrites: []string{"**"},
 	})
 	for _, cn := range classOrder() {
 		c := classes[cn]
@@ -92,6 +97,7 @@ func registerAll() {
 				panic(fmt.Sprintf("bfcl: %s.%s has a func doc but no implementation", cn, d.Name))
 			}
 			toolClass[d.Name] = c
+			classTools[cn] = append(classTools[cn], d.Name)
 			name := d.Name
 			tool.Register(name, d.Description, func(ctx context.Context, in map[string]json.RawMessage) (any, error) {
 				return callTool(ctx, name, in)
@@ -285,6 +291,8 @@ func saveInstance(ctx context.Context, c *class, self *Dict, exists bool) error 
 // changed state, and answer the value (an error value or an exception as
 // a tool error).
 func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (any, error) {
+	callCtx = ctx
+	defer func() { callCtx = context.Background() }()
 	c := toolClass[name]
 	self, exists, err := loadInstance(ctx, c)
 	var pe *pyError
@@ -351,6 +359,8 @@ func moduleBug(err error) {
 // class with a row, the public attributes only (names not starting with
 // "_"), encoded as the oracle's final_state.
 func exportAll(ctx context.Context) (any, error) {
+	callCtx = ctx
+	defer func() { callCtx = context.Background() }()
 	rows, err := sqlDB().QueryContext(ctx, "SELECT name FROM bfcl_class ORDER BY name")
 	if err != nil {
 		return nil, err

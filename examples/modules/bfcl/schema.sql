@@ -9,3 +9,13 @@ CREATE TABLE bfcl_class (
   state  LONGTEXT    NULL,
   PRIMARY KEY (name)
 );
+
+-- GorillaFileSystem's tree is in the workspace files; this is the order
+-- of each directory's entries (Python dict insertion order, which ls and
+-- find show), one row per workspace path: entries of a directory sort by
+-- ord.
+CREATE TABLE bfcl_fs_entry (
+  path VARCHAR(4096) NOT NULL,
+  ord  BIGINT        NOT NULL,
+  PRIMARY KEY (path)
+);
