@@ -110,12 +110,17 @@ func bfclFixture(t *testing.T) (*megamcp.Server, map[string]*task.Task) {
 // a wrong content in turn 1's echo fails turn 1 and turn 3, whose copy
 // carries it, and the overall check; not turn 0, which created the file
 // (its content is turn 1's to check), nor the reads of turns 2 and 4.
+//
+// multi_turn_base_8 (4 turns: grep | diff | authenticate_twitter,
+// post_tweet | comment): TwitterAPI's state is one row per attribute, so a
+// wrong tweet in turn 2 fails turn 2 (tweets) and not turn 3, whose
+// comment changes comments; a wrong comment in turn 3 fails turn 3 only.
 func TestBFCLPlantedFaults(t *testing.T) {
 	skipVolumeUnderRace(t)
 	srv, tasks := bfclFixture(t)
-	t0, t2 := tasks["multi_turn_base_0"], tasks["multi_turn_base_2"]
-	if t0 == nil || len(t0.Atomic) != 4 || t2 == nil || len(t2.Atomic) != 5 {
-		t.Fatalf("multi_turn_base_0: %+v, multi_turn_base_2: %+v", t0, t2)
+	t0, t2, t8 := tasks["multi_turn_base_0"], tasks["multi_turn_base_2"], tasks["multi_turn_base_8"]
+	if t0 == nil || len(t0.Atomic) != 4 || t2 == nil || len(t2.Atomic) != 5 || t8 == nil || len(t8.Atomic) != 4 {
+		t.Fatalf("multi_turn_base_0: %+v, multi_turn_base_2: %+v, multi_turn_base_8: %+v", t0, t2, t8)
 	}
 	type edit func(s scripted.Script) scripted.Script
 	find := func(s scripted.Script, tool, arg string) int {
@@ -156,6 +161,16 @@ func TestBFCLPlantedFaults(t *testing.T) {
 			return scripted.Script{Steps: out}
 		}, []string{"turn-1", "turn-3", "overall"}},
 		{"ground truth", t2, func(s scripted.Script) scripted.Script { return s }, nil},
+		{"turn 2 tweet of a wrong content", t8, func(s scripted.Script) scripted.Script {
+			out := slices.Clone(s.Steps)
+			out[find(s, "post_tweet", "")].Arguments = json.RawMessage(`{"content": "No anomaly."}`)
+			return scripted.Script{Steps: out}
+		}, []string{"turn-2", "overall"}},
+		{"turn 3 comment of a wrong content", t8, func(s scripted.Script) scripted.Script {
+			out := slices.Clone(s.Steps)
+			out[find(s, "comment", "")].Arguments = json.RawMessage(`{"tweet_id": 1, "comment_content": "Boo!"}`)
+			return scripted.Script{Steps: out}
+		}, []string{"turn-3", "overall"}},
 	}
 	var mu sync.Mutex
 	edits := map[string]edit{}

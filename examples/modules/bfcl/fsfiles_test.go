@@ -42,11 +42,11 @@ func fsCall(t *testing.T, m *module.Module, sess *module.Session, tool, args str
 
 func classRow(t *testing.T, ws *state.Workspace) string {
 	t.Helper()
-	r, err := ws.Query(context.Background(), "SELECT config, state FROM bfcl_class WHERE name = 'GorillaFileSystem'")
-	if err != nil || len(r.Values) != 1 {
-		t.Fatalf("class row: %v %v", r, err)
+	r, err := ws.Query(context.Background(), "SELECT c.config, c.state, a.attr, a.value FROM bfcl_class c JOIN bfcl_attr a ON a.class = c.name WHERE c.name = 'GorillaFileSystem' ORDER BY a.attr")
+	if err != nil || len(r.Values) != 2 {
+		t.Fatalf("class rows: %v %v", r, err)
 	}
-	return fmt.Sprint(r.Values[0][0]) + " " + fmt.Sprint(r.Values[0][1])
+	return fmt.Sprint(r.Values)
 }
 
 // The seed and every call keep GorillaFileSystem's tree in the workspace

@@ -16,7 +16,8 @@ var schemaSQL string
 // config), config holding the class's initial_config as JSON text ({}
 // when it has none), state NULL (the first call loads it). The
 // GorillaFileSystem's tree is not SQL: its row is loaded already (config
-// without "root", state its side record), its entries' order is in
+// without "root", its attributes, the side record among them, in
+// bfcl_attr), its entries' order is in
 // bfcl_fs_entry rows, and files lists the workspace entries the seed
 // carries (fsfiles.go).
 func seedRows(involved []string, config map[string]json.RawMessage) (rows []byte, files []visEntry, err error) {
@@ -29,6 +30,7 @@ func seedRows(involved []string, config map[string]json.RawMessage) (rows []byte
 	slices.Sort(names)
 	classRows := []map[string]any{}
 	entryRows := []map[string]any{}
+	attrRowsOut := []map[string]any{}
 	for _, n := range names {
 		if classes[n] == nil {
 			return nil, nil, fmt.Errorf("bfcl: unknown class %q", n)
@@ -62,8 +64,14 @@ func seedRows(involved []string, config map[string]json.RawMessage) (rows []byte
 				}
 			}
 			cb, _ := marshal(rest)
-			sb, _ := marshal(self)
-			row["config"], row["state"] = string(cb), string(sb)
+			names, attrs, err := attrRows(self)
+			if err != nil {
+				return nil, nil, err
+			}
+			row["config"], row["state"] = string(cb), names
+			for _, k := range self.Keys() {
+				attrRowsOut = append(attrRowsOut, map[string]any{"class": n, "attr": k, "value": attrs[k]})
+			}
 			for _, e := range vis {
 				entryRows = append(entryRows, map[string]any{"path": e.path, "ord": e.ord})
 			}
@@ -71,6 +79,6 @@ func seedRows(involved []string, config map[string]json.RawMessage) (rows []byte
 		}
 		classRows = append(classRows, row)
 	}
-	rows, err = json.Marshal(map[string]any{"bfcl_class": classRows, "bfcl_fs_entry": entryRows})
+	rows, err = json.Marshal(map[string]any{"bfcl_class": classRows, "bfcl_attr": attrRowsOut, "bfcl_fs_entry": entryRows})
 	return rows, files, err
 }
