@@ -242,8 +242,8 @@ func fsOpen(self *Dict) (*fsGraph, *fsSnap, error) {
 		}
 		if !side.Unsynced {
 			// Contents of the files the tree shows come from the files.
-			err := g.walkVisible(func(p string, n int) error {
-				if node := g.Nodes[n]; !node.Dir {
+			err := g.walkVisible(func(p, _ string, _ int, e fsEntry) error {
+				if node := g.Nodes[e.Node]; !node.Dir {
 					e := snap.entries[p]
 					if e == nil || e.dir {
 						return fmt.Errorf("GorillaFileSystem: file %s missing from the workspace", p)
@@ -285,10 +285,11 @@ func fsOpen(self *Dict) (*fsGraph, *fsSnap, error) {
 	return g, snap, nil
 }
 
-// walkVisible calls fn for every node reachable from the root by contents,
-// in pre-order (a directory before its entries, entries in dict order),
-// with its workspace path; a node reachable twice is visited twice.
-func (g *fsGraph) walkVisible(fn func(p string, n int) error) error {
+// walkVisible calls fn for every entry reachable from the root by
+// contents, in pre-order (a directory before its entries, entries in dict
+// order), with its workspace path, its directory's path and node, and its
+// entry; a node reachable twice is visited twice.
+func (g *fsGraph) walkVisible(fn func(p, dir string, d int, e fsEntry) error) error {
 	var walk func(dir string, d, depth int) error
 	walk = func(dir string, d, depth int) error {
 		if depth > 256 {
@@ -296,7 +297,7 @@ func (g *fsGraph) walkVisible(fn func(p string, n int) error) error {
 		}
 		for _, e := range g.Maps[g.Nodes[d].Contents] {
 			p := joinPath(dir, fsEscape(e.Name))
-			if err := fn(p, e.Node); err != nil {
+			if err := fn(p, dir, d, e); err != nil {
 				return err
 			}
 			if g.Nodes[e.Node].Dir {
@@ -330,40 +331,30 @@ func (g *fsGraph) visible(old *fsSnap) ([]visEntry, bool, string, error) {
 	canonical := g.Nodes[g.Root].Parent == 0
 	cwd, cwdFound := "", g.Cwd == g.Root
 	last := map[string]int64{} // directory path -> last ord given
-	var walk func(dir string, d, depth int) error
-	walk = func(dir string, d, depth int) error {
-		if depth > 256 {
-			return errors.New("cyclic directory tree")
+	err := g.walkVisible(func(p, dir string, d int, e fsEntry) error {
+		n := g.Nodes[e.Node]
+		if seenNode[e.Node] || n.Name != e.Name {
+			canonical = false
 		}
-		for _, e := range g.Maps[g.Nodes[d].Contents] {
-			p := joinPath(dir, fsEscape(e.Name))
-			n := g.Nodes[e.Node]
-			if seenNode[e.Node] || n.Name != e.Name {
+		seenNode[e.Node] = true
+		ord := last[dir] + 1
+		if o := old.entries[p]; o != nil && o.ord > last[dir] && o.dir == n.Dir {
+			ord = o.ord
+		}
+		last[dir] = ord
+		out = append(out, visEntry{path: p, dir: n.Dir, content: n.Content, ord: ord})
+		if n.Dir {
+			if seenMap[n.Contents] || n.Parent != d {
 				canonical = false
 			}
-			seenNode[e.Node] = true
-			ord := last[dir] + 1
-			if o := old.entries[p]; o != nil && o.ord > last[dir] && o.dir == n.Dir {
-				ord = o.ord
-			}
-			last[dir] = ord
-			out = append(out, visEntry{path: p, dir: n.Dir, content: n.Content, ord: ord})
-			if n.Dir {
-				if seenMap[n.Contents] || n.Parent != d {
-					canonical = false
-				}
-				seenMap[n.Contents] = true
-				if e.Node == g.Cwd && !cwdFound {
-					cwd, cwdFound = p, true
-				}
-				if err := walk(p, e.Node, depth+1); err != nil {
-					return err
-				}
+			seenMap[n.Contents] = true
+			if e.Node == g.Cwd && !cwdFound {
+				cwd, cwdFound = p, true
 			}
 		}
 		return nil
-	}
-	if err := walk("", g.Root, 0); err != nil {
+	})
+	if err != nil {
 		return nil, false, "", err
 	}
 	if !canonical || !cwdFound {
@@ -444,7 +435,7 @@ func fsSave(self *Dict, g *fsGraph, old *fsSnap) error {
 // record depends on the graph's shape only.
 func stripVisible(g *fsGraph) *fsGraph {
 	shown := map[int]bool{}
-	_ = g.walkVisible(func(_ string, n int) error { shown[n] = true; return nil })
+	_ = g.walkVisible(func(_, _ string, _ int, e fsEntry) error { shown[e.Node] = true; return nil })
 	out := &fsGraph{Nodes: map[int]*fsNode{}, Maps: map[int][]fsEntry{}, Root: g.Root, Cwd: g.Cwd, Next: g.Next}
 	for id, n := range g.Nodes {
 		c := *n
