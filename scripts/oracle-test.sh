@@ -23,7 +23,8 @@
 #            the Go module examples/modules/bfcl run natively
 #            (module.NewNative; the Go test TestOracleCases in that folder):
 #            every case carries its own initial_config, which seeds the
-#            module's bfcl_class table before the case runs
+#            module's bfcl_class table (and GorillaFileSystem's tree as
+#            workspace files) before the case runs
 #
 # --native runs a synthesized server's cases with module.NewNativeServer
 # instead (the interpreter's Go code, not compiled to wasm: the Go test

@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,6 +42,12 @@ type BFCLOptions struct {
 	ChangesState func(call int) bool
 	// Source prefixes Task.Source ("bfcl" when empty).
 	Source string
+	// ClassTools maps each API class to its tools' names (as the module
+	// exposes them). When set, Task.Tools is the tools of the case's
+	// involved classes, in involved_classes order, less its
+	// excluded_function: what BFCL shows the model. Nil: Task.Tools stays
+	// nil (every tool).
+	ClassTools map[string][]string
 }
 
 // FromBFCL converts a BFCL multi-turn task to a weft task: one atomic
@@ -54,8 +61,13 @@ type BFCLOptions struct {
 // a required_call, with all its arguments, of each ground-truth call that
 // changes nothing (a read: the same call on the same state answers the
 // same; the results of the calls that change the state are covered by the
-// state check). Errors: a case without id, turns or a call tagged with a turn
-// out of range.
+// state check). The changed_rows checks leave a value a later turn changes
+// again to that turn (Overwritten "last"): a fault planted in turn k fails
+// turn k and the later turns that depend on it, never an earlier one.
+// With opts.ClassTools the task offers only its involved classes' tools
+// (less excluded_function). Errors: a case without id, turns, a call
+// tagged with a turn out of range, an involved class ClassTools lacks, or
+// a ground-truth call of a tool the task does not offer.
 func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 	if c.ID == "" {
 		return nil, fmt.Errorf("task: BFCL case without id")
@@ -73,12 +85,29 @@ func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 	if len(c.ExcludedFunction) > 0 {
 		t.Meta["excluded_function"] = c.ExcludedFunction
 	}
+	if opts.ClassTools != nil {
+		t.Tools = []string{}
+		for _, cl := range c.InvolvedClasses {
+			names, ok := opts.ClassTools[cl]
+			if !ok {
+				return nil, fmt.Errorf("task: BFCL case %s: no tools for involved class %q", c.ID, cl)
+			}
+			for _, n := range names {
+				if !slices.Contains(c.ExcludedFunction, n) && !slices.Contains(t.Tools, n) {
+					t.Tools = append(t.Tools, n)
+				}
+			}
+		}
+	}
 	turns := make([][]Call, len(c.Question))
 	changes := make([]bool, len(c.Question))
 	reads := make([][]Call, len(c.Question))
 	for i, call := range c.Calls {
 		if call.Turn < 0 || call.Turn >= len(turns) {
 			return nil, fmt.Errorf("task: BFCL case %s: call %d (%s) has turn %d of %d", c.ID, i, call.Name, call.Turn, len(turns))
+		}
+		if t.Tools != nil && !slices.Contains(t.Tools, call.Name) {
+			return nil, fmt.Errorf("task: BFCL case %s: ground-truth call %d (%s) is not a tool of its involved classes %v", c.ID, i, call.Name, c.InvolvedClasses)
 		}
 		args := call.Arguments
 		if len(args) == 0 || string(args) == "null" {
@@ -104,7 +133,7 @@ func FromBFCL(c *BFCLCase, opts BFCLOptions) (*Task, error) {
 			a.After = []string{fmt.Sprintf("turn-%d", k-1)}
 		}
 		if changes[k] {
-			a.Checks = append(a.Checks, Check{Kind: CheckChangedRows, Note: "BFCL state check of this turn"})
+			a.Checks = append(a.Checks, Check{Kind: CheckChangedRows, Overwritten: OverwrittenLast, Note: "BFCL state check of this turn"})
 		}
 		for _, call := range reads[k] {
 			a.Checks = append(a.Checks, Check{Kind: CheckRequiredCall, Tool: call.Tool, Arguments: call.Arguments,

@@ -245,6 +245,9 @@ func validateChecks(checks []Check, atomic, hasReference bool) *fieldErr {
 	for i, c := range checks {
 		p := fmt.Sprintf("checks[%d]", i)
 		bad := func(field string, err error) *fieldErr { return &fieldErr{p + field, err} }
+		if c.Overwritten != "" && c.Kind != CheckChangedRows {
+			return bad(".overwritten", errors.New("only a changed_rows check has one"))
+		}
 		switch c.Kind {
 		case CheckStateEqual, CheckUnchanged:
 		case CheckChangedRows:
@@ -253,6 +256,9 @@ func validateChecks(checks []Check, atomic, hasReference bool) *fieldErr {
 			}
 			if !hasReference {
 				return bad(".kind", errors.New("changed_rows needs a reference solution"))
+			}
+			if c.Overwritten != "" && c.Overwritten != OverwrittenReference && c.Overwritten != OverwrittenLast {
+				return bad(".overwritten", fmt.Errorf("%q is neither %q nor %q", c.Overwritten, OverwrittenReference, OverwrittenLast))
 			}
 		case CheckSQL:
 			if strings.TrimSpace(c.SQL) == "" {

@@ -21,10 +21,11 @@ const (
 	// CheckStateEqual: the final state's hash equals the reference
 	// replay's final state (tau2's DB check).
 	CheckStateEqual = "state_equal"
-	// CheckChangedRows: the column values the atomic task's reference
-	// action changes in the reference replay are in the final state
-	// (values a later atomic task changes again are checked against the
-	// reference final state instead).
+	// CheckChangedRows: the column values and workspace files the atomic
+	// task's reference action changes in the reference replay are in the
+	// final state (values a later atomic task changes again are checked
+	// against the reference final state instead, or, with Overwritten
+	// "last", left to the last atomic task that changes them).
 	CheckChangedRows = "changed_rows"
 	// CheckSQL: SQL on the final state returns Expect (a JSON array of
 	// rows, each an array of values).
@@ -94,9 +95,23 @@ type Check struct {
 	// Path is the workspace path of CheckFileEqual, CheckFileContains and
 	// CheckFileAbsent (io/fs form, e.g. "docs/report.txt").
 	Path string `json:"path,omitempty"`
+	// Overwritten says how CheckChangedRows treats a value a later atomic
+	// task's reference changes again: "" or OverwrittenReference, against
+	// the reference's final state (this checkpoint also fails when the
+	// later task goes wrong); OverwrittenLast, not here (each value is
+	// checked once, by the last atomic task that changes it, so a fault
+	// in task k fails k and the tasks after it that depend on it, never an
+	// earlier one).
+	Overwritten string `json:"overwritten,omitempty"`
 	// Note says what the check is for (reports).
 	Note string `json:"note,omitempty"`
 }
+
+// Check.Overwritten values.
+const (
+	OverwrittenReference = "reference"
+	OverwrittenLast      = "last"
+)
 
 // RubricItem is a criterion a judge model scores in [0, 1], reported beside
 // the executable score (never part of R).
@@ -148,6 +163,11 @@ type Task struct {
 	// own initial_config). A loader that runs tasks imports it as a
 	// version and starts the episode there (it replaces InitialVersion).
 	InitialState json.RawMessage `json:"initial_state,omitempty"`
+	// Tools, when set, are the only tools of the Modules the agent is
+	// offered (names as the lifecycle group exposes them): the others are
+	// neither listed nor callable in the episode (BFCL shows a task only
+	// the functions of its involved classes). Nil: every tool.
+	Tools []string `json:"tools,omitempty"`
 	// Brief is the whole request as the agentic view gives it up front.
 	Brief string `json:"brief"`
 	// Identity is what the simulated user says about themselves before

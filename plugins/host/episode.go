@@ -37,6 +37,9 @@ type Episode struct {
 	Server     *megamcp.Server
 	Session    string
 	Generation uint64
+	// Tools, when set, restricts the tools the harness sees and may call
+	// (task.Task.Tools); nil offers all of the session's.
+	Tools []string
 }
 
 // Result is what an episode produced.
@@ -67,7 +70,7 @@ func Run(ctx context.Context, h plugin.Harness, ep *Episode) (*Result, error) {
 	}
 	host := &plugin.HostSet{
 		ModelService: &Model{Policy: ep.Policy},
-		EnvService:   &Env{Server: ep.Server, Session: ep.Session, Generation: ep.Generation},
+		EnvService:   &Env{Server: ep.Server, Session: ep.Session, Generation: ep.Generation, Tools: ep.Tools},
 		UserService:  ep.User,
 	}
 	settings, err := plugin.JSONValue([]byte(ep.Settings))

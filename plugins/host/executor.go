@@ -147,7 +147,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	}
 	res, err := Run(ctx, h, &Episode{ID: info.ID, TaskID: t.ID, SystemPrompt: prompt, Limits: e.Limits,
 		Settings: e.Settings[job.Harness], Seed: job.Seed, Policy: pol, User: &viewUser{u: user},
-		Server: e.Server, Session: info.ID})
+		Server: e.Server, Session: info.ID, Tools: t.Tools})
 	if err != nil {
 		return out, runError(ctx, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/weft-dev/weft/core/model"
@@ -56,7 +57,13 @@ type Env struct {
 	Session string
 	// Generation fences the calls (0 = unfenced).
 	Generation uint64
+	// Tools, when set, are the only tools listed and callable; a call of
+	// another is a tool error ("unknown tool"), never sent to the session
+	// (so not ledgered).
+	Tools []string
 }
+
+func (e *Env) offered(name string) bool { return e.Tools == nil || slices.Contains(e.Tools, name) }
 
 // ListTools implements plugin.Env: the session's tools in exposure order.
 func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp *plugin.ListToolsResponse) error {
@@ -65,6 +72,9 @@ func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp 
 		return envError(err)
 	}
 	for _, t := range ss.Group().Tools() {
+		if !e.offered(t.Name) {
+			continue
+		}
 		schema, err := plugin.JSONValue(t.Tool.InputSchema)
 		if err != nil {
 			return &plugin.HostError{Service: failure.Env, Kind: failure.Internal, Message: fmt.Sprintf("tool %s: input schema: %v", t.Name, err)}
@@ -77,6 +87,12 @@ func (e *Env) ListTools(ctx context.Context, req *plugin.ListToolsRequest, resp 
 
 // CallTool implements plugin.Env.
 func (e *Env) CallTool(ctx context.Context, req *plugin.CallToolRequest, resp *plugin.CallToolResponse) error {
+	if !e.offered(req.Name) {
+		// Not sent to the session, so not in the ledger (LedgerIndex 0).
+		resp.Content = fmt.Sprintf("unknown tool: %q (not offered to this task)", req.Name)
+		resp.IsError = true
+		return nil
+	}
 	args := json.RawMessage(req.Arguments)
 	res, err := e.Server.Call(ctx, e.Session, megamcp.CallRequest{Tool: req.Name, Arguments: args, Generation: e.Generation})
 	if err != nil {

@@ -248,6 +248,9 @@ func (env *TrainEnv) Open(ctx context.Context, t *task.Task, opts train.EpisodeO
 		return fail(err)
 	}
 	for _, gt := range ss.Group().Tools() {
+		if t.Tools != nil && !slices.Contains(t.Tools, gt.Name) {
+			continue
+		}
 		sh.tools = append(sh.tools, model.Tool{Name: gt.Name, Description: gt.Tool.Description, Parameters: gt.Tool.InputSchema})
 		sh.specs = append(sh.specs, train.ToolSpec{Name: gt.Name, InputSchema: gt.Tool.InputSchema})
 	}

@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// An initial_config of a class the module does not have.
-	if _, err := seedRows([]string{"WebSearchAPI"}, nil); err == nil || !strings.Contains(err.Error(), `unknown class "WebSearchAPI"`) {
+	if _, _, err := seedRows([]string{"WebSearchAPI"}, nil); err == nil || !strings.Contains(err.Error(), `unknown class "WebSearchAPI"`) {
 		t.Errorf("unknown class: %v", err)
 	}
 }

@@ -8,14 +8,17 @@
 // multi_turn_eval/func_source_code) call for call.
 //
 // State: one row per class in bfcl_class (schema.sql): config is the
-// task's initial_config for the class, state the instance's attributes
-// (JSON text, key order kept, private "_" attributes included: the random
-// generator's position, the file system's current directory and object
-// graph), NULL until the first call runs the class's _load_scenario on
-// config. A class without a row starts from its default state. Each call
-// loads the instance, runs the method on it and writes it back when it
-// changed; the export hook (weft.export) gives {class: {attribute:
-// value}}, the public attributes as BFCL's state checker compares them.
+// task's initial_config for the class, state NULL until the first call
+// runs the class's _load_scenario on config, then the attribute names; each
+// attribute is a bfcl_attr row (JSON text, key order kept, private "_"
+// attributes included: the random generator's position, the file system's
+// side record). GorillaFileSystem's tree is the session's workspace files,
+// its entries' order bfcl_fs_entry rows (fsfiles.go). A class without a
+// row starts from its default state. Each call loads the instance, runs
+// the method on it and writes back the attributes (and files) it changed;
+// the export hook (weft.export) gives {class: {attribute: value}}, the
+// public attributes as BFCL's state checker compares them, the file tree
+// read from the files.
 //
 // Python semantics carried over: int/float arithmetic, round(), float
 // repr in messages, str.splitlines, dict insertion order, the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,17 +9,18 @@ import (
 
 // GorillaFileSystem (bfcl_eval func_source_code/gorilla_file_system.py).
 //
-// BFCL's file system is a graph of Python objects, and its semantics
-// depend on object identity: mv of a directory makes a new directory
-// object that shares the old one's contents dict (the children's parent
-// links still name the old object, so pwd and cd .. below it see the old
-// name), and cp of a directory copies the contents dict shallowly (the
-// copy and the original share their children: writing a file through one
-// changes the other). A path-keyed file tree cannot express that sharing,
-// so the instance is kept as that graph: nodes (files and directories, by
-// id) and contents maps (by id, insertion-ordered), with the current
-// directory as a node id, all in the private attribute "_fs". The export
-// is the public attribute root in the oracle's shape.
+// The tree lives in the session's workspace files (fsfiles.go): the root
+// directory's contents at the workspace root, every directory and file at
+// its path, file content as the file's bytes. A call loads the tree into
+// the object graph below (fsGraph: nodes and insertion-ordered contents
+// maps by id, as BFCL's Python objects), runs the method on the graph and
+// writes what changed back to the files. What files cannot hold stays in
+// SQL: the order of a directory's entries (Python dict order, which ls and
+// find show) in bfcl_fs_entry, one row per path, and in the instance's
+// private attribute "_fs" the root's name, the current directory and, only
+// when object identity makes the graph differ from the tree, the graph's
+// shape (see fsSide). The export is the public attribute root in the
+// oracle's shape, built from the files.
 var _ = addClass(&class{name: "GorillaFileSystem", docs: "gorilla_file_system", load: loadFS, export: fsExport, methods: map[string]method{
 	"pwd":   fsMethod(fsPwd),
 	"ls":    fsMethod(fsLs),
@@ -134,7 +134,22 @@ func (g *fsGraph) addDir(d int, name string) (int, error) {
 	return n, nil
 }
 
+// loadFS is _load_scenario: the graph of config's root (a directory named
+// "/" without one). The instance's "_fs" holds it whole ("unsynced"): the
+// first call writes it to the workspace files (fsSave).
 func loadFS(cfg *Dict) (*Dict, error) {
+	g, err := graphOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	self := dict("long_context", false)
+	if err := fsSetSide(self, &fsSide{Root: g.Nodes[g.Root].Name, Graph: g, Unsynced: true}); err != nil {
+		return nil, err
+	}
+	return self, nil
+}
+
+func graphOf(cfg *Dict) (*fsGraph, error) {
 	g := &fsGraph{Nodes: map[int]*fsNode{}, Maps: map[int][]fsEntry{}}
 	if r, ok := cfg.Get("root"); ok {
 		rd, _ := r.(*Dict)
@@ -154,11 +169,7 @@ func loadFS(cfg *Dict) (*Dict, error) {
 		g.Root = g.newDir("/", 0)
 	}
 	g.Cwd = g.Root
-	self := dict("long_context", false)
-	if err := fsStore(self, g); err != nil {
-		return nil, err
-	}
-	return self, nil
+	return g, nil
 }
 
 func (g *fsGraph) load(v any, parent int) error {
@@ -190,39 +201,14 @@ func (g *fsGraph) load(v any, parent int) error {
 	return nil
 }
 
-func fsLoad(self *Dict) (*fsGraph, error) {
-	b, err := marshal(self.G("_fs"))
-	if err != nil {
-		return nil, err
-	}
-	var g fsGraph
-	if err := json.Unmarshal(b, &g); err != nil {
-		return nil, err
-	}
-	return &g, nil
-}
-
-func fsStore(self *Dict, g *fsGraph) error {
-	b, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	v, err := decodeValue(b)
-	if err != nil {
-		return err
-	}
-	self.Set("_fs", v)
-	return nil
-}
-
 func fsMethod(f func(g *fsGraph, a *Dict) (any, error)) method {
 	return func(self, a *Dict) (any, error) {
-		g, err := fsLoad(self)
+		g, snap, err := fsOpen(self)
 		if err != nil {
 			moduleBug(err)
 		}
 		out, err := f(g, a)
-		if serr := fsStore(self, g); serr != nil {
+		if serr := fsSave(self, g, snap); serr != nil {
 			moduleBug(serr)
 		}
 		return out, err
@@ -252,17 +238,11 @@ func (g *fsGraph) tree(n, depth int) (*Dict, error) {
 
 func fsExport(self *Dict) *Dict {
 	pub := dict("long_context", self.G("long_context"))
-	g, err := fsLoad(self)
+	root, err := fsTree(self)
 	if err != nil {
-		pub.Set("root", nil)
-		return pub
+		moduleBug(err)
 	}
-	t, err := g.tree(g.Root, 0)
-	if err != nil {
-		pub.Set("root", nil)
-		return pub
-	}
-	pub.Set("root", dict(g.Nodes[g.Root].Name, t))
+	pub.Set("root", root)
 	return pub
 }
 

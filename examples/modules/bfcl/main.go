@@ -42,6 +42,9 @@ var classes = map[string]*class{}
 // toolClass maps a tool (method) name to its class.
 var toolClass = map[string]*class{}
 
+// classTools lists each class's tool names in func-doc order.
+var classTools = map[string][]string{}
+
 func addClass(c *class) bool { classes[c.name] = c; return true }
 
 // classOrder lists the classes in a fixed order (export, docs).
@@ -70,10 +73,12 @@ func init() {
 func registerAll() {
 	tool.Module(tool.Info{
 		Name:    "bfcl",
-		Version: "1.0.0",
+		Version: "1.1.0",
 		Description: "BFCL v4 multi-turn domain: the eight simulated APIs (GorillaFileSystem, MathAPI, MessageAPI, TwitterAPI, TicketAPI, TradingBot, TravelAPI, VehicleControlAPI) of the Berkeley Function Calling Leaderboard, " +
 			"each class's instance state in the table bfcl_class (loaded lazily from the task's initial_config).",
-		Owns: []string{"bfcl_class"},
+		Owns:       []string{"bfcl_class", "bfcl_attr", "bfcl_fs_entry"},
+		FileReads:  []string{"**"},
+		FileWrites: []string{"**"},
 	})
 	for _, cn := range classOrder() {
 		c := classes[cn]
@@ -92,6 +97,7 @@ func registerAll() {
 				panic(fmt.Sprintf("bfcl: %s.%s has a func doc but no implementation", cn, d.Name))
 			}
 			toolClass[d.Name] = c
+			classTools[cn] = append(classTools[cn], d.Name)
 			name := d.Name
 			tool.Register(name, d.Description, func(ctx context.Context, in map[string]json.RawMessage) (any, error) {
 				return callTool(ctx, name, in)
@@ -231,52 +237,133 @@ func sqlDB() *sql.DB {
 	return db
 }
 
+// stored is how a class's instance is in the session's state: whether its
+// bfcl_class row exists, whether it is loaded (state holds the attribute
+// names; their values are bfcl_attr rows), and each attribute's stored
+// JSON.
+type stored struct {
+	row, loaded bool
+	names       string
+	attrs       map[string]string
+}
+
 // loadInstance returns the class's instance attributes in the session's
-// state: the persisted state, or the class loaded from the stored
-// initial_config (from {} when the class has no row), and whether a row
-// exists.
-func loadInstance(ctx context.Context, c *class) (*Dict, bool, error) {
+// state: the stored attributes, or the class loaded from the stored
+// initial_config (from {} when the class has no row).
+func loadInstance(ctx context.Context, c *class) (*Dict, *stored, error) {
 	var config, st sql.NullString
 	err := sqlDB().QueryRowContext(ctx, "SELECT config, state FROM bfcl_class WHERE name = ?", c.name).Scan(&config, &st)
-	exists := true
+	was := &stored{row: true, attrs: map[string]string{}}
 	if errors.Is(err, sql.ErrNoRows) {
-		exists = false
+		was.row = false
 	} else if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", c.name, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", c.name, err)
 	}
 	if st.Valid && st.String != "" {
-		v, err := decodeValue([]byte(st.String))
-		if err != nil {
-			return nil, false, fmt.Errorf("%s state: %w", c.name, err)
+		was.loaded, was.names = true, st.String
+		var names []string
+		if err := json.Unmarshal([]byte(st.String), &names); err != nil {
+			return nil, nil, fmt.Errorf("%s state (attribute names): %w", c.name, err)
 		}
-		return v.(*Dict), exists, nil
+		rows, err := sqlDB().QueryContext(ctx, "SELECT attr, value FROM bfcl_attr WHERE class = ?", c.name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s attributes: %w", c.name, err)
+		}
+		for rows.Next() {
+			var a, v string
+			if err := rows.Scan(&a, &v); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			was.attrs[a] = v
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+		self := newDict()
+		for _, n := range names {
+			raw, ok := was.attrs[n]
+			if !ok {
+				return nil, nil, fmt.Errorf("%s state: attribute %s has no bfcl_attr row", c.name, n)
+			}
+			v, err := decodeValue([]byte(raw))
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s state: attribute %s: %w", c.name, n, err)
+			}
+			self.Set(n, v)
+		}
+		return self, was, nil
 	}
 	cfg := newDict()
 	if config.Valid && strings.TrimSpace(config.String) != "" {
 		v, err := decodeValue([]byte(config.String))
 		if err != nil {
-			return nil, false, fmt.Errorf("%s config: %w", c.name, err)
+			return nil, nil, fmt.Errorf("%s config: %w", c.name, err)
 		}
 		if d, ok := v.(*Dict); ok {
 			cfg = d
 		}
 	}
 	self, err := c.load(cfg)
-	return self, exists, err
+	return self, was, err
 }
 
-func saveInstance(ctx context.Context, c *class, self *Dict, exists bool) error {
-	b, err := marshal(self)
+// attrRows encodes an instance as stored: the attribute names (JSON list,
+// the bfcl_class state) and each attribute's JSON (a bfcl_attr row).
+func attrRows(self *Dict) (string, map[string]string, error) {
+	names := self.Keys()
+	nb, err := json.Marshal(names)
+	if err != nil {
+		return "", nil, err
+	}
+	out := map[string]string{}
+	for _, n := range names {
+		b, err := marshal(self.G(n))
+		if err != nil {
+			return "", nil, err
+		}
+		out[n] = string(b)
+	}
+	return string(nb), out, nil
+}
+
+// saveInstance writes what differs from was: the class row, changed,
+// added and removed attribute rows. One row per attribute keeps a turn's
+// state check to the attributes it changes.
+func saveInstance(ctx context.Context, c *class, self *Dict, was *stored) error {
+	names, attrs, err := attrRows(self)
 	if err != nil {
 		return err
 	}
-	if exists {
-		_, err = sqlDB().ExecContext(ctx, "UPDATE bfcl_class SET state = ? WHERE name = ?", string(b), c.name)
-	} else {
-		_, err = sqlDB().ExecContext(ctx, "INSERT INTO bfcl_class (name, config, state) VALUES (?, ?, ?)", c.name, "{}", string(b))
+	db := sqlDB()
+	switch {
+	case !was.row:
+		_, err = db.ExecContext(ctx, "INSERT INTO bfcl_class (name, config, state) VALUES (?, ?, ?)", c.name, "{}", names)
+	case names != was.names:
+		_, err = db.ExecContext(ctx, "UPDATE bfcl_class SET state = ? WHERE name = ?", names, c.name)
 	}
 	if err != nil {
 		return fmt.Errorf("saving %s: %w", c.name, err)
+	}
+	for _, n := range self.Keys() {
+		old, ok := was.attrs[n]
+		switch {
+		case !ok:
+			_, err = db.ExecContext(ctx, "INSERT INTO bfcl_attr (class, attr, value) VALUES (?, ?, ?)", c.name, n, attrs[n])
+		case old != attrs[n]:
+			_, err = db.ExecContext(ctx, "UPDATE bfcl_attr SET value = ? WHERE class = ? AND attr = ?", attrs[n], c.name, n)
+		}
+		if err != nil {
+			return fmt.Errorf("saving %s.%s: %w", c.name, n, err)
+		}
+	}
+	for n := range was.attrs {
+		if _, ok := attrs[n]; !ok {
+			if _, err := db.ExecContext(ctx, "DELETE FROM bfcl_attr WHERE class = ? AND attr = ?", c.name, n); err != nil {
+				return fmt.Errorf("saving %s.%s: %w", c.name, n, err)
+			}
+		}
 	}
 	return nil
 }
@@ -285,8 +372,10 @@ func saveInstance(ctx context.Context, c *class, self *Dict, exists bool) error 
 // changed state, and answer the value (an error value or an exception as
 // a tool error).
 func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (any, error) {
+	callCtx = ctx
+	defer func() { callCtx = context.Background() }()
 	c := toolClass[name]
-	self, exists, err := loadInstance(ctx, c)
+	self, was, err := loadInstance(ctx, c)
 	var pe *pyError
 	if errors.As(err, &pe) {
 		// The configuration itself makes _load_scenario raise.
@@ -317,8 +406,8 @@ func callTool(ctx context.Context, name string, in map[string]json.RawMessage) (
 	if err != nil {
 		moduleBug(err)
 	}
-	if !bytes.Equal(before, after) || !exists {
-		if err := saveInstance(ctx, c, self, exists); err != nil {
+	if !bytes.Equal(before, after) || !was.row {
+		if err := saveInstance(ctx, c, self, was); err != nil {
 			moduleBug(err)
 		}
 	}
@@ -351,6 +440,8 @@ func moduleBug(err error) {
 // class with a row, the public attributes only (names not starting with
 // "_"), encoded as the oracle's final_state.
 func exportAll(ctx context.Context) (any, error) {
+	callCtx = ctx
+	defer func() { callCtx = context.Background() }()
 	rows, err := sqlDB().QueryContext(ctx, "SELECT name FROM bfcl_class ORDER BY name")
 	if err != nil {
 		return nil, err

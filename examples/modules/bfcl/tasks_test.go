@@ -57,7 +57,7 @@ func bfclTasks(t *testing.T) []*task.Task {
 		}
 		changes := replayCalls(t, m, ver, &c)
 		tk, err := task.FromBFCL(&c, task.BFCLOptions{Modules: []string{"bfcl"}, InitialState: doc.Bytes(),
-			ChangesState: func(k int) bool { return changes[k] }})
+			ChangesState: func(k int) bool { return changes[k] }, ClassTools: classTools})
 		if err != nil {
 			t.Fatal(err)
 		}
