@@ -262,6 +262,7 @@ scale-servers: build
 # byte-equal results with 3 weft workers, kill -9 of a worker mid-run, and
 # episodes/s and CPU per episode for 1, 2, 3 workers vs in process.
 queue-test: build
+	WEFT_QUEUE_TEST=1 $(GO) test -race -count=1 -timeout 30m ./internal/queue
 	scripts/queue-test.sh $(QUEUE_TASKS)
 
 clean:

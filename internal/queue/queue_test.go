@@ -357,6 +357,14 @@ func journal(t *testing.T, path string) []string {
 	return out
 }
 
+// volume skips a test outside make queue-test (WEFT_QUEUE_TEST=1): a
+// queued run each, tens of seconds on 2 cores.
+func volume(t *testing.T) {
+	if os.Getenv("WEFT_QUEUE_TEST") == "" {
+		t.Skip("set WEFT_QUEUE_TEST=1 (make queue-test)")
+	}
+}
+
 // Three workers on an embedded server give the in-process run's folder.
 func TestThreeWorkersSameResults(t *testing.T) {
 	f := setup(t)
@@ -435,6 +443,7 @@ func TestMalformedMessagesLoseNothing(t *testing.T) {
 // infrastructure failure; another worker runs them and the results are
 // the in-process run's.
 func TestWorkerLackingModuleRefuses(t *testing.T) {
+	volume(t)
 	f := setup(t)
 	c := newCluster(t, Options{AckWait: 5 * time.Second, MaxRefusals: 1000})
 	empty := t.TempDir()
@@ -486,6 +495,7 @@ func TestNoWorkerHasModule(t *testing.T) {
 // The NATS server restarted mid-run (same port, same store): the run
 // completes with the in-process run's results.
 func TestNATSRestartMidRun(t *testing.T) {
+	volume(t)
 	f := setup(t)
 	c := newCluster(t, Options{AckWait: 3 * time.Second})
 	for range 2 {
