@@ -379,9 +379,12 @@ func TestThreeWorkersSameResults(t *testing.T) {
 	}
 	sameFolder(t, f.ref, out)
 	s := d.Stats()
-	if s.Published != wantUnits || s.Results != wantUnits || s.Malformed != 0 || s.Refusals != 0 {
+	// A refusal (a worker whose build of the experiment failed, say under
+	// -race on a loaded machine) is retried elsewhere: allowed, logged.
+	if s.Published != wantUnits || s.Results != wantUnits || s.Malformed != 0 || s.RefusedOut != 0 {
 		t.Errorf("stats %+v, want every unit published and one result each", s)
 	}
+	t.Logf("dispatcher stats %+v", s)
 	done := 0
 	for _, w := range c.workers {
 		done += w.Stats().Done
