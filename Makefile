@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test clean proto proto-tools
 
 all: build
 
@@ -44,6 +44,7 @@ help:
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
+	@echo "make queue-test  the work queue with real weft worker processes: same results, kill -9 of a worker, scaling 1-3 workers (docs/benchmarks.md)"
 	@echo "make clean   remove bin/ and bench.txt"
 
 # bin/weft, then the shared interpreter of synthesized servers
@@ -268,6 +269,13 @@ certify:
 SCALE_N ?= 1000
 scale-servers: build
 	$(GO) run ./core/synth/cmd/synthscale -data $(SHARED_DATA) -weft $(BIN) -interp bin/weft-interp.bundle -n $(SCALE_N)
+
+# The NATS JetStream work queue with real processes (docs/design/033-work-queue.md):
+# byte-equal results with 3 weft workers, kill -9 of a worker mid-run, and
+# episodes/s and CPU per episode for 1, 2, 3 workers vs in process.
+queue-test: build
+	WEFT_QUEUE_TEST=1 $(GO) test -race -count=1 -timeout 30m ./internal/queue
+	scripts/queue-test.sh $(QUEUE_TASKS)
 
 clean:
 	rm -rf bin build bench.txt

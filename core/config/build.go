@@ -510,6 +510,7 @@ func (d *decoder) build(root *node, file string) *Config {
 		r.MaxTurns = d.integer(n, "max_turns")
 		r.MaxToolCalls = d.integer(n, "max_tool_calls")
 		r.Seed = uint64(d.integer(n, "seed"))
+		r.Queue = n.str("queue", "")
 		r.Source = n.source()
 		cfg.Rollout = r
 	}

@@ -281,6 +281,11 @@ type Rollout struct {
 	MaxToolCalls int `json:"max_tool_calls"`
 	// Seed is the base of the episode seeds. Default 1.
 	Seed uint64 `json:"seed"`
+	// Queue is where jobs run: "" in process, "nats://host:port" a NATS
+	// JetStream work queue served by `weft worker`, "embedded" an
+	// in-process NATS server. Not part of the resolved config: results do
+	// not depend on it.
+	Queue string `json:"-"`
 	// Source is where the block is in the file.
 	Source *Source `json:"-"`
 }

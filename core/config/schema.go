@@ -349,6 +349,7 @@ var rootSpec = &blockSpec{
 				{name: "max_turns", kind: kInt, dflt: 0, def: "0 (none)", min: bound(0), hint: " (0 = no cap)", doc: "Cap on an episode's model turns."},
 				{name: "max_tool_calls", kind: kInt, dflt: 0, def: "0 (none)", min: bound(0), hint: " (0 = no cap)", doc: "Cap on an episode's tool calls."},
 				{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Base of the episode seeds."},
+				{name: "queue", kind: kString, def: `"" (in process)`, doc: "Run rollout, SFT and GRPO jobs on a NATS JetStream work queue served by `weft worker` processes: `\"nats://host:4222\"`, or `\"embedded\"` (an in-process NATS server on 127.0.0.1:4222 for local multi-process runs). Results do not depend on it (not in the resolved config); `weft run --queue` overrides it."},
 			},
 		},
 		{

@@ -51,6 +51,7 @@ func newRunCmd(a *app) *cobra.Command {
 	var callTimeout time.Duration
 	var pf preflightFlags
 	var f moduleFlags
+	var qf queueFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an experiment config: rollouts, verification, attribution, SFT and GRPO data, report",
@@ -99,9 +100,10 @@ finished and exits with status 130; rerun the same command to finish.`,
 			if pf.only && pf.skip {
 				return usageErrorf("--preflight-only and --skip-preflight exclude each other")
 			}
-			return runExperiment(cmd.Context(), a, &f, pf, args[0], out, vm, callTimeout)
+			return runExperiment(cmd.Context(), a, &f, pf, args[0], out, vm, callTimeout, &qf)
 		},
 	}
+	qf.add(cmd, `run the jobs on a NATS JetStream work queue served by weft worker: nats://HOST:PORT, or "embedded" (an in-process server on 127.0.0.1:4222, or embedded://HOST:PORT); overrides rollout.queue`)
 	cmd.Flags().StringVar(&out, "out", "", "run folder (default: the config's output.dir)")
 	cmd.Flags().StringArrayVar(&vars, "var", nil, "set a config variable, NAME=VALUE (repeatable)")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", 30*time.Second, "deadline of one tool call in a module (a looping module is stopped after it; on a loaded machine calls queue for CPU)")
@@ -114,7 +116,7 @@ finished and exits with status 130; rerun the same command to finish.`,
 // preflightFlags are weft run's --preflight-only and --skip-preflight.
 type preflightFlags struct{ only, skip bool }
 
-func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlags, file, out string, vars map[string]string, callTimeout time.Duration) error {
+func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlags, file, out string, vars map[string]string, callTimeout time.Duration, qf *queueFlags) error {
 	cfg, diags := config.Load(file, config.LoadOptions{Vars: vars})
 	if cfg == nil {
 		for _, d := range diags {
@@ -205,14 +207,27 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 	defer b.Close()
 	fmt.Fprintf(a.env.Stderr, "weft run: %d tasks, modules ready in %s\n", len(b.Tasks), time.Since(start).Round(time.Millisecond))
 
+	disp, closeQueue, err := dispatcherFor(ctx, a, qf, cfg.Rollout.Queue, file, vars, b)
+	if err != nil {
+		return err
+	}
+	defer closeQueue()
 	prog := newProgress(a.env.Stderr)
 	onEvent := prog.event
 	if hook := runProgressHook; hook != nil {
 		onEvent = func(e pipeline.Event) { prog.event(e); hook(e) }
 	}
-	res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: out, Progress: onEvent, Claim: claim,
-		GeneratedAt: time.Now().UTC().Format(time.RFC3339)})
+	popts := pipeline.Options{Dir: out, Progress: onEvent, Claim: claim, GeneratedAt: time.Now().UTC().Format(time.RFC3339)}
+	if disp != nil {
+		popts.Dispatcher = disp
+	}
+	res, err := pipeline.Run(ctx, b.Spec, popts)
 	prog.wait()
+	if disp != nil {
+		s := disp.Stats()
+		fmt.Fprintf(a.env.Stderr, "weft run: queue: %d jobs published, %d results, %d duplicate results dropped, %d malformed dropped, %d refusals (%d units refused out)\n",
+			s.Published, s.Results, s.Duplicates, s.Malformed, s.Refusals, s.RefusedOut)
+	}
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil
 	if interrupted {
 		fmt.Fprintf(a.env.Stderr, "weft run: interrupted; what finished is in %s; rerun the same command to resume\n", out)

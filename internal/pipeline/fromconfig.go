@@ -44,6 +44,9 @@ type Built struct {
 	*Spec
 	// Dir is the run folder the config names.
 	Dir string
+	// Modules maps each module block's name to its bundle's digest in the
+	// registry (what a weft worker pins the same modules by).
+	Modules map[string]string
 	// Close releases the server, the launcher and the verifier and
 	// attributor plugin processes.
 	Close func() error
@@ -85,12 +88,16 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		}
 	}
 	names := map[string]string{} // module block name -> registry ref
+	digests := map[string]string{}
 	for _, m := range cfg.Modules {
 		ref, err := installModule(ctx, env, reg, m)
 		if err != nil {
 			return fail(fmt.Errorf("module %q: %w", m.Name, err))
 		}
 		names[m.Name] = ref
+		if digests[m.Name], err = reg.Resolve(ref); err != nil {
+			return fail(fmt.Errorf("module %q: %w", m.Name, err))
+		}
 	}
 	srv, err := megamcp.Open(ctx, megamcp.Config{Runtime: env.Runtime, Registry: reg, CheckpointInterval: -1})
 	if err != nil {
@@ -190,7 +197,7 @@ func FromConfig(ctx context.Context, cfg *config.Config, env Env) (*Built, error
 		}
 	}
 	spec.Settings = settingsOf(cfg, spec.Tasks)
-	return &Built{Spec: spec, Dir: cfg.Output.Dir, Close: closeAll}, nil
+	return &Built{Spec: spec, Dir: cfg.Output.Dir, Modules: digests, Close: closeAll}, nil
 }
 
 // trainSpecs are the sft and grpo blocks of cfg as stage specs (nil for a

@@ -44,6 +44,10 @@ type Options struct {
 	// Claim is Dir taken earlier by ClaimFolder (nil = Run takes it): Run
 	// keeps its lock and releases it at the end.
 	Claim *Claim
+	// Dispatcher runs the rollout, sft and grpo units elsewhere (a work
+	// queue of weft worker processes); nil runs them in this process. The
+	// folder is the same either way.
+	Dispatcher Dispatcher
 }
 
 // Event is a progress event: stage started (Total set), advanced (Done),
@@ -123,10 +127,7 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		}
 		defer release()
 	}
-	r := &runner{spec: spec, opts: opts, taskIndex: map[string]int{}}
-	for i, t := range spec.Tasks {
-		r.taskIndex[t.ID] = i
-	}
+	r := newRunner(spec, opts)
 	if len(spec.Config) > 0 {
 		if err := checkOtherRun(opts.Dir, spec.Config); err != nil {
 			return nil, err
@@ -180,6 +181,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 		}
 	}
 	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes)}, nil
+}
+
+func newRunner(spec *Spec, opts Options) *runner {
+	r := &runner{spec: spec, opts: opts, taskIndex: map[string]int{}}
+	for i, t := range spec.Tasks {
+		r.taskIndex[t.ID] = i
+	}
+	return r
 }
 
 type runner struct {
@@ -297,6 +306,54 @@ func (r *runner) rollout(ctx context.Context) error {
 	}
 	defer trs.close()
 
+	var werr error // Progress is called one at a time, from Run's goroutine
+	skipped := 0
+	for _, j := range jobs {
+		if finished(j.Key()) {
+			skipped++
+		}
+	}
+	total := len(jobs) - skipped
+	r.event(Event{Stage: StageRollout, Total: total, Skipped: skipped})
+	byKey := map[string]rollout.Job{}
+	for _, j := range jobs {
+		byKey[j.Key()] = j
+	}
+	record := func(p rollout.Progress) {
+		o := p.Outcome
+		ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
+		if len(o.Trajectory) > 0 {
+			if err := trs.replace(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
+				werr = err
+			}
+		}
+		if err := eps.replace(o.Key, ep); err != nil && werr == nil {
+			werr = err
+		}
+		r.event(Event{Stage: StageRollout, Done: p.Done, Total: p.Total, Skipped: p.Skipped})
+	}
+	if r.opts.Dispatcher != nil {
+		err = r.dispatchRollout(ctx, jobs, finished, record)
+	} else {
+		_, err = rollout.Run(ctx, jobs, r.executor(), rollout.Options{
+			Concurrency:    max(1, s.Rollout.Concurrency),
+			Retries:        s.Rollout.Retries,
+			EpisodeTimeout: s.Rollout.EpisodeTimeout,
+			Backoff:        s.Rollout.Backoff,
+			Skip:           finished,
+			Progress:       record,
+		})
+	}
+	r.event(Event{Stage: StageRollout, End: true, Stopped: ctx.Err() != nil})
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// executor is the rollout stage's episode executor over the spec.
+func (r *runner) executor() *host.Executor {
+	s := r.spec
 	pol := s.Policies[s.Rollout.Policy]
 	ex := &host.Executor{
 		Server:   s.Server,
@@ -314,44 +371,7 @@ func (r *runner) rollout(ctx context.Context) error {
 	if !s.has(StageAttribute) {
 		ex.Attributor = noAttribution{}
 	}
-	var werr error // Progress is called one at a time, from Run's goroutine
-	skipped := 0
-	for _, j := range jobs {
-		if finished(j.Key()) {
-			skipped++
-		}
-	}
-	total := len(jobs) - skipped
-	r.event(Event{Stage: StageRollout, Total: total, Skipped: skipped})
-	byKey := map[string]rollout.Job{}
-	for _, j := range jobs {
-		byKey[j.Key()] = j
-	}
-	_, err = rollout.Run(ctx, jobs, ex, rollout.Options{
-		Concurrency:    max(1, s.Rollout.Concurrency),
-		Retries:        s.Rollout.Retries,
-		EpisodeTimeout: s.Rollout.EpisodeTimeout,
-		Backoff:        s.Rollout.Backoff,
-		Skip:           finished,
-		Progress: func(p rollout.Progress) {
-			o := p.Outcome
-			ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
-			if len(o.Trajectory) > 0 {
-				if err := trs.replace(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
-					werr = err
-				}
-			}
-			if err := eps.replace(o.Key, ep); err != nil && werr == nil {
-				werr = err
-			}
-			r.event(Event{Stage: StageRollout, Done: p.Done, Total: p.Total, Skipped: p.Skipped})
-		},
-	})
-	r.event(Event{Stage: StageRollout, End: true, Stopped: ctx.Err() != nil})
-	if werr != nil {
-		return werr
-	}
-	return err
+	return ex
 }
 
 // noAttribution is the attributor of a pipeline without the attribute

@@ -8,10 +8,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/weft-dev/weft/core/report"
-	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/train"
 	"github.com/weft-dev/weft/plugins/host"
@@ -87,7 +85,6 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	n := 0
-	retries, backoff := max(0, r.spec.Rollout.Retries), r.spec.Rollout.Backoff
 	for _, t := range todo {
 		select {
 		case sem <- struct{}{}:
@@ -100,33 +97,14 @@ func (r *runner) forTasks(ctx context.Context, stage string, conc int, tasks []*
 		go func(t *task.Task) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			var err error
-			for attempt := 0; ; attempt++ {
-				if err = fn(ctx, t); err == nil || ctx.Err() != nil {
-					break
-				}
-				ie, infra := rollout.IsInfra(err)
-				if !infra || !ie.Retryable || attempt >= retries {
-					break
-				}
-				if backoff > 0 {
-					select {
-					case <-time.After(backoff):
-					case <-ctx.Done():
-					}
-				}
-			}
+			err := r.retryTask(ctx, func(ctx context.Context) error { return fn(ctx, t) })
 			mu.Lock()
 			defer mu.Unlock()
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
-				f := Failure{Stage: stage, TaskID: t.ID, Kind: "error", Message: err.Error()}
-				if ie, ok := rollout.IsInfra(err); ok {
-					f.Kind = ie.Code()
-				}
-				r.failures = append(r.failures, f)
+				r.failures = append(r.failures, taskFailure(stage, t, err))
 			}
 			n++
 			r.event(Event{Stage: stage, Done: n, Total: len(todo), Skipped: skipped})
@@ -168,14 +146,10 @@ func (r *runner) sft(ctx context.Context) error {
 		return err
 	}
 	defer j.close()
-	env := r.trainEnv(sp.Policy)
 	if err := r.checkResume(ctx, StageSFT, sp.Harness); err != nil {
 		return err
 	}
-	modes := []string{sp.Mode}
-	if sp.Compare {
-		modes = append(modes, otherMode(sp.Mode))
-	}
+	modes := r.sftModes()
 	done := func(t *task.Task) bool {
 		for _, m := range modes {
 			if !j.has(m + "/" + t.ID) {
@@ -185,27 +159,47 @@ func (r *runner) sft(ctx context.Context) error {
 		return true
 	}
 	all := func(*task.Task) bool { return true }
+	if r.opts.Dispatcher != nil {
+		return r.dispatchTasks(ctx, StageSFT, r.eligible(all), done, j.has, j.add)
+	}
 	return r.forTasks(ctx, StageSFT, sp.Concurrency, r.eligible(all), done, func(ctx context.Context, t *task.Task) error {
-		for _, m := range modes {
-			key := m + "/" + t.ID
-			if j.has(key) {
-				continue
-			}
-			res, err := train.RejectionSample(ctx, env, t, train.SamplingConfig{
-				Mode:      m,
-				Retries:   sp.Retries,
-				Threshold: sp.Threshold,
-				Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, "sft/"+t.ID)},
-			})
-			if err != nil {
-				return err
-			}
-			if err := j.add(key, sftLine{Key: key, Result: res}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return r.sftTask(ctx, t, j.add, j.has)
 	})
+}
+
+func (r *runner) sftModes() []string {
+	sp := r.spec.SFT
+	modes := []string{sp.Mode}
+	if sp.Compare {
+		modes = append(modes, otherMode(sp.Mode))
+	}
+	return modes
+}
+
+// sftTask is one task's rejection sampling in every mode whose line has
+// not: each finished mode's sft.jsonl line goes to write.
+func (r *runner) sftTask(ctx context.Context, t *task.Task, write func(key string, v any) error, has func(string) bool) error {
+	sp := r.spec.SFT
+	env := r.trainEnv(sp.Policy)
+	for _, m := range r.sftModes() {
+		key := m + "/" + t.ID
+		if has(key) {
+			continue
+		}
+		res, err := train.RejectionSample(ctx, env, t, train.SamplingConfig{
+			Mode:      m,
+			Retries:   sp.Retries,
+			Threshold: sp.Threshold,
+			Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, "sft/"+t.ID)},
+		})
+		if err != nil {
+			return err
+		}
+		if err := write(key, sftLine{Key: key, Result: res}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *runner) grpo(ctx context.Context) error {
@@ -215,7 +209,6 @@ func (r *runner) grpo(ctx context.Context) error {
 		return err
 	}
 	defer j.close()
-	env := r.trainEnv(gp.Policy)
 	if err := r.checkResume(ctx, StageGRPO, gp.Harness); err != nil {
 		return err
 	}
@@ -225,20 +218,30 @@ func (r *runner) grpo(ctx context.Context) error {
 	}
 	r.kept = keep
 	done := func(t *task.Task) bool { return j.has(t.ID) }
+	if r.opts.Dispatcher != nil {
+		return r.dispatchTasks(ctx, StageGRPO, r.eligible(keep), done, j.has, j.add)
+	}
 	return r.forTasks(ctx, StageGRPO, gp.Concurrency, r.eligible(keep), done, func(ctx context.Context, t *task.Task) error {
-		cfg := train.GRPOConfig{
-			G: gp.G, Eps: gp.Eps, Level: gp.Level, Continue: gp.Continue,
-			Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, "grpo/"+t.ID)},
-			Seed:    seedOf(gp.Seed, "grpo-continue/"+t.ID),
-		}
-		cfg.NoMask = !gp.Mask
-		cfg.Reward = rewardFunc(gp.Reward)
-		res, err := train.GRPO(ctx, env, t, cfg)
-		if err != nil {
-			return err
-		}
-		return j.add(t.ID, grpoLine{Key: t.ID, Result: res})
+		return r.grpoTask(ctx, t, j.add, nil)
 	})
+}
+
+// grpoTask is one task's whole GRPO run; its grpo.jsonl line goes to
+// write.
+func (r *runner) grpoTask(ctx context.Context, t *task.Task, write func(key string, v any) error, _ func(string) bool) error {
+	gp := r.spec.GRPO
+	cfg := train.GRPOConfig{
+		G: gp.G, Eps: gp.Eps, Level: gp.Level, Continue: gp.Continue,
+		Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, "grpo/"+t.ID)},
+		Seed:    seedOf(gp.Seed, "grpo-continue/"+t.ID),
+	}
+	cfg.NoMask = !gp.Mask
+	cfg.Reward = rewardFunc(gp.Reward)
+	res, err := train.GRPO(ctx, r.trainEnv(gp.Policy), t, cfg)
+	if err != nil {
+		return err
+	}
+	return write(t.ID, grpoLine{Key: t.ID, Result: res})
 }
 
 // filterTasks applies the task–verifier consistency filter (train.Filter)
