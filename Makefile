@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify scale-servers clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl fuzz synth-figures certify scale-servers scale-modules clean proto proto-tools
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
+	@echo "make scale-modules  SCALE_MODULES (500) distinct generated wasm modules under a SCALE_BUDGET_MIB (64) module memory budget: RSS, cold/warm first calls (docs/benchmarks.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make clean   remove bin/ and bench.txt"
@@ -256,6 +257,13 @@ certify:
 SCALE_N ?= 1000
 scale-servers: build
 	$(GO) run ./core/synth/cmd/synthscale -data $(SHARED_DATA) -weft $(BIN) -interp bin/weft-interp.bundle -n $(SCALE_N)
+
+# Distinct compiled modules in an LRU under a memory budget (issue 16 item
+# 5b); core/module's TestModuleLRU is the slice in make test.
+SCALE_MODULES ?= 500
+SCALE_BUDGET_MIB ?= 64
+scale-modules:
+	WEFT_SCALE_MODULES=$(SCALE_MODULES) WEFT_SCALE_BUDGET_MIB=$(SCALE_BUDGET_MIB) $(GO) test -count=1 -run TestModuleLRUScale -v -timeout 60m ./core/module/
 
 clean:
 	rm -rf bin build bench.txt
