@@ -244,6 +244,11 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 // instance is already discarded; a failure to get an instance is returned as
 // is.
 func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte) (out []byte, ans *abi.Answer, stopped bool, finish func(keep bool), err error) {
+	if err := ctx.Err(); err != nil {
+		// Done before the guest starts: a short guest would not reach a
+		// deadline check (interrupt.go) before it answers.
+		return nil, nil, true, nil, m.classify(ctx, ctx, nil, label, err)
+	}
 	leave, err := m.rt.admit(ctx)
 	if err != nil {
 		return nil, nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
