@@ -262,8 +262,8 @@ func TestSpinningGuestUnderGC(t *testing.T) {
 		if elapsed < 400*time.Millisecond || elapsed > 5*time.Second {
 			t.Errorf("GOMAXPROCS=%d: the call took %s, want about its 400ms deadline", procs, elapsed)
 		}
-		if during < 2 {
-			t.Errorf("GOMAXPROCS=%d: %d garbage collections completed during the spinning call, want several", procs, during)
+		if during < 1 {
+			t.Errorf("GOMAXPROCS=%d: no garbage collection completed during the spinning call", procs)
 		}
 		// The failed call rolled back its insert.
 		if s.Workspace.Hash() != h {
