@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test scale-modules clean proto proto-tools
 
 all: build
 
@@ -42,6 +42,7 @@ help:
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
+	@echo "make scale-modules  SCALE_MODULES (500) distinct generated wasm modules under a SCALE_BUDGET_MIB (64) module memory budget: RSS, cold/warm first calls (docs/benchmarks.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make queue-test  the work queue with real weft worker processes: same results, kill -9 of a worker, scaling 1-3 workers (docs/benchmarks.md)"
@@ -276,6 +277,13 @@ scale-servers: build
 queue-test: build
 	WEFT_QUEUE_TEST=1 $(GO) test -race -count=1 -timeout 30m ./internal/queue
 	scripts/queue-test.sh $(QUEUE_TASKS)
+
+# Distinct compiled modules in an LRU under a memory budget (issue 16 item
+# 5b); core/module's TestModuleLRU is the slice in make test.
+SCALE_MODULES ?= 500
+SCALE_BUDGET_MIB ?= 64
+scale-modules:
+	WEFT_SCALE_MODULES=$(SCALE_MODULES) WEFT_SCALE_BUDGET_MIB=$(SCALE_BUDGET_MIB) $(GO) test -count=1 -run TestModuleLRUScale -v -timeout 60m ./core/module/
 
 clean:
 	rm -rf bin build bench.txt

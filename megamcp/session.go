@@ -386,12 +386,12 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	rec := &Record{Kind: KindCall, Generation: ss.gen, Seq: ss.ms.Seq(), Tool: req.Tool,
 		Arguments: args, Clock: ss.clock.Now().UnixNano()}
 	tooLarge := len(args) > MaxArgumentsBytes
-	switch {
-	case tooLarge:
+	if tooLarge {
 		rec.Arguments = mustJSON(map[string]int{"weft/omitted_bytes": len(args)})
-	case !json.Valid(args):
-		rec.Arguments = mustJSON(string(args))
 	}
+	// validated: module.Call decoded args once (its schema check), so they
+	// are JSON and need no scan of their own here.
+	validated := false
 	before, _ := ss.ws.Snapshot()
 	var res *module.Result
 	var callErr error
@@ -410,7 +410,12 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 		}
 		if callErr == nil {
 			res, callErr = gt.mod.mod.Call(ctx, ss.ms, gt.Tool.Name, args, module.WithLog(req.Log), module.WithProgress(req.Progress))
+			validated = gt.Tool.Name != module.ExportTool &&
+				!errors.Is(callErr, module.ErrUnknownTool) && !errors.Is(callErr, module.ErrInvalidArguments)
 		}
+	}
+	if !tooLarge && !validated && !json.Valid(args) {
+		rec.Arguments = mustJSON(string(args))
 	}
 	// A refused call (unknown tool, invalid arguments) is the policy's
 	// mistake: an isError result the model can read and correct.

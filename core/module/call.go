@@ -172,14 +172,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if s == nil || s.Workspace == nil {
 		return nil, errors.New("module: Call needs a Session with a Workspace")
 	}
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	req, err := json.Marshal(abi.CallRequest{Tool: tool, Arguments: args})
-	if err != nil {
-		return nil, &ArgumentError{Tool: tool, Message: err.Error()}
-	}
+	req := callRequest(tool, args)
 
 	seq := s.seq.Add(1) - 1
 	unit, err := s.Workspace.Begin()
@@ -251,6 +244,11 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 // instance is already discarded; a failure to get an instance is returned as
 // is.
 func (m *Module) run(ctx context.Context, env *callEnv, label string, req []byte) (out []byte, ans *abi.Answer, stopped bool, finish func(keep bool), err error) {
+	if err := ctx.Err(); err != nil {
+		// Done before the guest starts: a short guest would not reach a
+		// deadline check (interrupt.go) before it answers.
+		return nil, nil, true, nil, m.classify(ctx, ctx, nil, label, err)
+	}
 	leave, err := m.rt.admit(ctx)
 	if err != nil {
 		return nil, nil, false, nil, &CallError{Tool: label, Kind: ErrCanceled, Message: err.Error(), Err: err}
@@ -404,4 +402,34 @@ func excerpt(b []byte) string {
 		return fmt.Sprintf("%q...", b[:120])
 	}
 	return fmt.Sprintf("%q", b)
+}
+
+// callRequest encodes the guest's abi.CallRequest for tool with args,
+// which Call has decoded once already (validateArgs, or the export hooks'
+// own check): the arguments are copied byte for byte, not parsed and
+// compacted again as json.Marshal of a json.RawMessage would.
+func callRequest(tool string, args json.RawMessage) []byte {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := make([]byte, 0, len(`{"tool":"","arguments":}`)+len(tool)+len(args))
+	req = append(req, `{"tool":`...)
+	req = appendJSONString(req, tool)
+	req = append(req, `,"arguments":`...)
+	req = append(req, args...)
+	return append(req, '}')
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

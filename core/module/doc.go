@@ -9,6 +9,13 @@
 //	s := &module.Session{Workspace: ws, Seed: 7, Clock: module.NewVirtualClock(t0)}
 //	res, err := mod.Call(ctx, s, "get_order_details", args)
 //
+// Every module is instrumented before compiling (interrupt.go): deadline
+// checks at function entries and loop headers that call the host every
+// 32,768 checks, so a call stops at its deadline and a spinning guest never
+// blocks the Go garbage collector. With Config.ModuleMemoryMiB, compiled
+// modules are kept in an LRU under that budget and compiled again (from the
+// file cache) after an eviction (lru.go, Runtime.LRUStats).
+//
 // A successful call commits its SQL writes; a tool error (res.IsError) and
 // every failure roll them back. Failures are typed: *ArgumentError
 // (ErrInvalidArguments), ErrUnknownTool, and *CallError with Kind ErrTrap,

@@ -20,10 +20,6 @@ type instance struct {
 	mem                     api.Memory
 	alloc, call, manifestFn api.Function
 	b                       *binding
-	// interrupt is the global of instrumentInterrupt (nil for a module
-	// compiled with wazero's own check): non-zero makes the guest trap.
-	interrupt api.MutableGlobal
-	imu       sync.Mutex // orders the interrupt's set and reset
 	// programs holds the digests of the synthesized servers' programs this
 	// instance of the interpreter has been sent (server_module.go).
 	programs map[string]bool
@@ -223,9 +219,23 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		WithStderr(stdio{b, 2, true})
 	lin := &capMemory{limit: m.rt.memoryLimit()}
 	actx := experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, _ uint64) experimental.LinearMemory { return lin }))
-	mod, err := m.wrt.InstantiateModule(actx, m.compiled, cfg)
-	if err != nil {
-		return nil, err
+	var mod api.Module
+	for try := 0; ; try++ {
+		cm, err := m.compiledModule(ctx)
+		if err != nil {
+			return nil, err
+		}
+		mod, err = m.wrt.InstantiateModule(actx, cm, cfg)
+		if err == nil {
+			break
+		}
+		m.mu.Lock()
+		evicted := m.res != nil && m.compiled != cm
+		m.mu.Unlock()
+		if !evicted || try == 2 {
+			return nil, err
+		}
+		// Evicted between its compilation and now (lru.go): compile again.
 	}
 	inst := &instance{
 		mod:        mod,
@@ -235,9 +245,6 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		manifestFn: mod.ExportedFunction("weft_v1_manifest"),
 		b:          b,
 		lin:        lin,
-	}
-	if g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal); ok && m.wrt == m.rt.rt {
-		inst.interrupt = g
 	}
 	if inst.mem == nil {
 		mod.Close(ctx)
@@ -259,7 +266,6 @@ func (inst *instance) read(packed uint64) ([]byte, error) {
 }
 
 func (inst *instance) manifest(ctx context.Context) ([]byte, error) {
-	defer inst.interruptOn(ctx)()
 	res, err := inst.manifestFn.Call(ctx)
 	if err != nil {
 		return nil, err
@@ -267,35 +273,8 @@ func (inst *instance) manifest(ctx context.Context) ([]byte, error) {
 	return inst.read(res[0])
 }
 
-// interruptOn arranges for the guest to trap when ctx is done; the
-// returned function disarms it and clears the interrupt.
-func (inst *instance) interruptOn(ctx context.Context) (stop func()) {
-	if inst.interrupt == nil {
-		return func() {}
-	}
-	// armed is guarded by inst.imu: once stop has run, a late AfterFunc
-	// (the deadline passing just as the call returns) does nothing, so stop
-	// never has to wait for it.
-	armed := true
-	cancel := context.AfterFunc(ctx, func() {
-		inst.imu.Lock()
-		if armed {
-			inst.interrupt.Set(1)
-		}
-		inst.imu.Unlock()
-	})
-	return func() {
-		cancel()
-		inst.imu.Lock()
-		armed = false
-		inst.interrupt.Set(0)
-		inst.imu.Unlock()
-	}
-}
-
 // invoke writes req through weft_v1_alloc and runs weft_v1_call.
 func (inst *instance) invoke(ctx context.Context, req []byte) ([]byte, error) {
-	defer inst.interruptOn(ctx)()
 	inst.lin.takeRefused()
 	res, err := inst.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {

@@ -33,16 +33,12 @@ type Config struct {
 	// CallTimeout bounds one tool call (default 2s); the caller's context
 	// deadline applies too.
 	CallTimeout time.Duration
-	// FastInterrupt stops calls at their deadline with weft's own wasm
-	// instrumentation (a global checked at function entries and loop
-	// headers) instead of wazero's close-on-deadline check, which calls back
-	// into Go at every loop header. It makes Go modules ~2x faster, but a
-	// guest loop then contains no Go safepoint: while it runs, the host's
-	// garbage collector cannot stop the world, and the deadline callback
-	// that would end the loop cannot run either (a deadlock seen in CI).
-	// Off by default; do not enable it for untrusted modules until the
-	// instrumentation also yields to the Go scheduler.
-	FastInterrupt bool
+	// ModuleMemoryMiB bounds the memory of the compiled wasm modules kept
+	// resident (their estimated compiled code and idle instances, lru.go):
+	// over it the least recently used are evicted and compiled again on
+	// their next call, from the file compilation cache when CacheDir is
+	// set. 0 (the default): no bound, nothing evicted.
+	ModuleMemoryMiB int
 	// ExportTimeout bounds a call of the export hook (ExportTool), which
 	// serializes the module's whole state (default 60s).
 	ExportTimeout time.Duration
@@ -71,19 +67,19 @@ const (
 // sessions. It is safe for concurrent use.
 type Runtime struct {
 	cfg   Config
-	rt    wazero.Runtime // modules with interrupt checks (interrupt.go)
+	rt    wazero.Runtime // every module, instrumented with interrupt checks (interrupt.go)
 	cache wazero.CompilationCache
 
 	mu      sync.Mutex
 	closed  bool
 	modules map[string]*compileEntry
-	checked wazero.Runtime // nil until needed: modules without interrupt checks
-	slots   chan struct{}  // MaxConcurrentCalls admission tokens
+	slots   chan struct{} // MaxConcurrentCalls admission tokens
 	// interps maps an interpreter bundle's digest to its compiled Module
 	// (Load of a server bundle): thousands of servers name one interpreter,
 	// whose bundle (megabytes of wasm) is then read and hashed once, not
 	// once per server.
 	interps map[string]*Module
+	lru     moduleLRU // resident modules under ModuleMemoryMiB (lru.go)
 }
 
 type compileEntry struct {
@@ -112,6 +108,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxConcurrentCalls <= 0 {
 		cfg.MaxConcurrentCalls = runtime.GOMAXPROCS(0)
 	}
+	if cfg.ModuleMemoryMiB < 0 {
+		return cfg, fmt.Errorf("module: negative module memory budget %d MiB", cfg.ModuleMemoryMiB)
+	}
 	return cfg, nil
 }
 
@@ -131,13 +130,16 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	rt, err := newWazero(ctx, cfg, cache, false)
+	rt, err := newWazero(ctx, cache)
 	if err != nil {
 		cache.Close(ctx)
 		return nil, err
 	}
 	r := &Runtime{cfg: cfg, rt: rt, cache: cache, modules: map[string]*compileEntry{}, interps: map[string]*Module{},
 		slots: make(chan struct{}, cfg.MaxConcurrentCalls)}
+	if cfg.ModuleMemoryMiB > 0 {
+		r.lru.budget = uint64(cfg.ModuleMemoryMiB) << 20
+	}
 	return r, nil
 }
 
@@ -157,11 +159,11 @@ func (r *Runtime) admit(ctx context.Context) (func(), error) {
 	}
 }
 
-// newWazero creates a wazero runtime with the WASI and weft host libraries.
-// closeOnDone selects wazero's own deadline check (see interrupt.go).
-func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, closeOnDone bool) (wazero.Runtime, error) {
+// newWazero creates a wazero runtime with the WASI and weft host libraries
+// and the interrupt module's yield (interrupt.go; wazero's own
+// close-on-deadline check stays off).
+func newWazero(ctx context.Context, cache wazero.CompilationCache) (wazero.Runtime, error) {
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(closeOnDone).
 		// wazero's own limit is wasm32's whole 4 GiB so that every grow
 		// reaches the instance's allocator, which enforces the cap and
 		// records a refusal (capMemory): a guest's out-of-memory is then
@@ -186,6 +188,7 @@ func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, c
 		},
 		func(ctx context.Context, rt wazero.Runtime) error { _, err := loghost.Instantiate(ctx, rt); return err },
 		func(ctx context.Context, rt wazero.Runtime) error { _, err := fshost.Instantiate(ctx, rt); return err },
+		instantiateInterrupt,
 	} {
 		if err := inst(ctx, rt); err != nil {
 			rt.Close(ctx)
@@ -193,24 +196,6 @@ func newWazero(ctx context.Context, cfg Config, cache wazero.CompilationCache, c
 		}
 	}
 	return rt, nil
-}
-
-// checkedRuntime returns the runtime with wazero's deadline check, for
-// modules instrumentInterrupt cannot rewrite, creating it on first use.
-func (r *Runtime) checkedRuntime(ctx context.Context) (wazero.Runtime, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil, ErrClosed
-	}
-	if r.checked == nil {
-		rt, err := newWazero(ctx, r.cfg, r.cache, true)
-		if err != nil {
-			return nil, err
-		}
-		r.checked = rt
-	}
-	return r.checked, nil
 }
 
 // cachedInterpreter is the Module of interpreter bundle digest ref loaded
@@ -245,7 +230,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 	mods := r.modules
 	r.modules = nil
 	r.interps = nil
-	checked := r.checked
 	r.mu.Unlock()
 	for _, e := range mods {
 		select {
@@ -257,11 +241,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	err := r.rt.Close(ctx)
-	if checked != nil {
-		if cerr := checked.Close(ctx); err == nil {
-			err = cerr
-		}
-	}
 	if cerr := r.cache.Close(ctx); err == nil {
 		err = cerr
 	}
@@ -328,18 +307,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 		return &ModuleError{Digest: digest, Reason: reason, Err: err}
 	}
 	wrt := r.rt
-	var iw []byte
-	var ierr error = errors.New("FastInterrupt off")
-	if r.cfg.FastInterrupt {
-		iw, ierr = instrumentInterrupt(wasm)
-	}
-	if ierr == nil {
-		wasm = iw
-	} else {
-		var cerr error
-		if wrt, cerr = r.checkedRuntime(ctx); cerr != nil {
-			return nil, cerr
-		}
+	wasm, err := instrumentInterrupt(wasm)
+	if err != nil {
+		return nil, bad("adding the deadline checks (interrupt.go)", err)
 	}
 	cm, err := wrt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -367,6 +337,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 	usedHosts := map[string]bool{}
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
+		if mod == interruptModule {
+			continue // added by instrumentInterrupt, refused in the original
+		}
 		lib, found := providedImports[mod]
 		if !found {
 			return nil, bad(fmt.Sprintf("imports %s.%s: namespace not provided", mod, name), nil)
@@ -403,8 +376,9 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 	m.schemas = schemas
 	m.manifestJSON = raw
 	m.policy = m.manifest.SQLPolicy()
-	m.release(ctx, inst)
 	ok = true
+	r.admitModule(ctx, m, wasm)
+	m.release(ctx, inst)
 	return m, nil
 }
 
@@ -413,7 +387,7 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (*Mod
 // safe for concurrent use; Call runs each call on its own instance.
 type Module struct {
 	rt           *Runtime
-	wrt          wazero.Runtime // r.rt, or r.checked for a module without interrupt checks
+	wrt          wazero.Runtime // r.rt
 	digest       string
 	compiled     wazero.CompiledModule
 	manifest     Manifest
@@ -428,6 +402,10 @@ type Module struct {
 	// toolPolicy, when set, is the table policy of each tool (a
 	// synthesized server's reads/writes); other requests use policy.
 	toolPolicy map[string]sqlhost.Policy
+	// res is the module's place among the resident modules under
+	// Config.ModuleMemoryMiB (lru.go); nil without a budget. compiled is
+	// nil while the module is evicted.
+	res *residency
 
 	mu      sync.Mutex
 	free    []*instance
@@ -468,6 +446,7 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 // acquireFor is acquire preferring, among the idle instances, the most
 // recently released one holding program (any, when program is "").
 func (m *Module) acquireFor(ctx context.Context, program string) (*instance, error) {
+	m.rt.touch(m)
 	m.mu.Lock()
 	if m.drained {
 		m.mu.Unlock()
@@ -488,6 +467,7 @@ func (m *Module) acquireFor(ctx context.Context, program string) (*instance, err
 		m.free[n-1] = nil
 		m.free = m.free[:n-1]
 		m.mu.Unlock()
+		m.rt.chargeIdle(ctx, m, -instanceCharge(inst))
 		return inst, nil
 	}
 	m.mu.Unlock()
@@ -503,9 +483,10 @@ func (m *Module) release(ctx context.Context, inst *instance) {
 	}
 	inst.b.reset()
 	m.mu.Lock()
-	if !m.drained && len(m.free) < m.rt.cfg.MaxIdleInstances {
+	if !m.drained && len(m.free) < m.rt.cfg.MaxIdleInstances && (m.res == nil || m.compiled != nil) {
 		m.free = append(m.free, inst)
 		m.mu.Unlock()
+		m.rt.chargeIdle(ctx, m, instanceCharge(inst))
 		return
 	}
 	m.mu.Unlock()

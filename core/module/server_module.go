@@ -226,7 +226,7 @@ var ErrNotInterpreter = errors.New("not an interpreter module")
 // interpreter's digest.
 func (r *Runtime) LoadServer(ctx context.Context, interp *Module, s *spec.Server) (*Module, error) {
 	switch {
-	case interp == nil || interp.compiled == nil || interp.native != nil:
+	case interp == nil || interp.wrt == nil || interp.native != nil:
 		return nil, fmt.Errorf("module: LoadServer: %w (need a compiled wasm module)", ErrNotInterpreter)
 	case interp.srv != nil:
 		return nil, fmt.Errorf("module: LoadServer: %w (%s is a synthesized server)", ErrNotInterpreter, interp.manifest.Name)
@@ -258,7 +258,7 @@ func (r *Runtime) LoadServer(ctx context.Context, interp *Module, s *spec.Server
 	if err != nil {
 		return nil, err
 	}
-	m.rt, m.wrt, m.compiled, m.srv = r, interp.wrt, interp.compiled, layer
+	m.rt, m.wrt, m.srv = r, interp.wrt, layer
 	return m, nil
 }
 
