@@ -73,6 +73,14 @@ type GRPOConfig struct {
 	Episode EpisodeOptions
 	// Seed seeds ContinueRandom.
 	Seed uint64
+	// OnGroup, when set, is called with each group as soon as it is
+	// complete (advantages computed, continuation chosen), in turn order,
+	// from GRPO's goroutine, before the next group starts: a streaming
+	// consumer (the rollout service) sends it on while the task goes on.
+	// The group is the one GRPOResult.Groups will hold; OnGroup must not
+	// modify it. A task that later fails has had its earlier groups
+	// reported all the same.
+	OnGroup func(Group)
 }
 
 // GroupCandidate is one candidate of a GRPO group.
@@ -201,6 +209,7 @@ func GRPO(ctx context.Context, env Env, t *task.Task, cfg GRPOConfig) (*GRPOResu
 			return nil, err
 		}
 		r.Groups = []Group{g}
+		d.done(g)
 		return r, nil
 	}
 	for turn := 0; turn < d.n; turn++ {
@@ -213,6 +222,7 @@ func GRPO(ctx context.Context, env Env, t *task.Task, cfg GRPOConfig) (*GRPOResu
 			main = next
 		}
 		r.Groups = append(r.Groups, g)
+		d.done(g)
 		if g.Continued < 0 && g.Reference.Reward < 1 {
 			r.Stopped, r.StopTurn = true, turn
 			if d.cont == ContinueReference {
@@ -277,6 +287,13 @@ func newGRPODriver(t *task.Task, cfg GRPOConfig) (*grpoDriver, error) {
 		return nil, fmt.Errorf("train: GRPO: task %s has no atomic tasks", t.ID)
 	}
 	return d, nil
+}
+
+// done reports a finished group to GRPOConfig.OnGroup.
+func (d *grpoDriver) done(g Group) {
+	if d.cfg.OnGroup != nil {
+		d.cfg.OnGroup(g)
+	}
 }
 
 // forks returns G forks of ep; on error it closes those made.

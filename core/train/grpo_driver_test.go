@@ -526,3 +526,38 @@ func TestGRPOAdvantageProperties(t *testing.T) {
 		}
 	})
 }
+
+// OnGroup sees every group as it completes, in turn order, equal to the
+// result's groups, at both levels.
+func TestGRPOOnGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		level string
+		want  int // groups
+	}{
+		{"atomic turn", LevelAtomicTurn, 3},
+		{"trajectory", LevelTrajectory, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newFakeEnv()
+			env.failSamples("O", 1)
+			var seen []Group
+			var turnsAtCall []int
+			r := runGRPO(t, env, "O", 3, GRPOConfig{G: 2, Level: tc.level, OnGroup: func(g Group) {
+				seen = append(seen, g)
+				turnsAtCall = append(turnsAtCall, g.Turn)
+			}})
+			if len(r.Groups) != tc.want {
+				t.Fatalf("%d groups, want %d", len(r.Groups), tc.want)
+			}
+			if diff := cmp.Diff(r.Groups, seen); diff != "" {
+				t.Errorf("OnGroup groups differ from the result's (-result +seen):\n%s", diff)
+			}
+			for i, turn := range turnsAtCall {
+				if turn != r.Groups[i].Turn {
+					t.Errorf("call %d saw turn %d, want %d", i, turn, r.Groups[i].Turn)
+				}
+			}
+		})
+	}
+}

@@ -192,7 +192,10 @@ func (s RLSegment) MarshalJSON() ([]byte, error) {
 }
 
 // VerlRLRecord is one row of a verl RL dataset (RLHFDataset): a prompt the
-// trainer rolls out from, with what its reward function needs.
+// trainer rolls out from, with what its reward function needs. Its JSON
+// encoding (the rollout service's stream, docs/rollout-service.md) uses
+// the parquet file's column names; extra_info.tools is the tools array
+// there (the parquet column holds the same array as a JSON string).
 //   - DataSource ("data_source") names the dataset; verl picks the reward
 //     function by it.
 //   - Prompt ("prompt") is the conversation to continue (system first).
@@ -200,19 +203,19 @@ func (s RLSegment) MarshalJSON() ([]byte, error) {
 //   - RewardModel ("reward_model") is {"style", "ground_truth"}.
 //   - ExtraInfo ("extra_info") is weft's bookkeeping for the row.
 type VerlRLRecord struct {
-	DataSource  string
-	Prompt      []model.Message
-	Ability     string
-	RewardModel VerlRewardModel
-	ExtraInfo   VerlExtraInfo
+	DataSource  string          `json:"data_source"`
+	Prompt      []model.Message `json:"prompt"`
+	Ability     string          `json:"ability"`
+	RewardModel VerlRewardModel `json:"reward_model"`
+	ExtraInfo   VerlExtraInfo   `json:"extra_info"`
 }
 
 // VerlRewardModel is verl's "reward_model" column: Style is "rule" for
 // rule-based (executable) rewards; GroundTruth is what the reward function
 // compares against, as text (JSON when structured).
 type VerlRewardModel struct {
-	Style       string
-	GroundTruth string
+	Style       string `json:"style"`
+	GroundTruth string `json:"ground_truth"`
 }
 
 // VerlExtraInfo is verl's "extra_info" column: Split ("train", "test", ...)
@@ -222,14 +225,14 @@ type VerlRewardModel struct {
 // came from (0 when none), Masked and Patterns (detectors that fired), and
 // Tools offered (stored as a JSON string in the file).
 type VerlExtraInfo struct {
-	Split     string
-	Index     int64
-	TaskID    string
-	Turn      int
-	GroupID   string
-	Reward    float64
-	Advantage float64
-	Masked    bool
-	Patterns  []string
-	Tools     []ToolDef
+	Split     string    `json:"split"`
+	Index     int64     `json:"index"`
+	TaskID    string    `json:"task_id"`
+	Turn      int       `json:"turn"`
+	GroupID   string    `json:"group_id"`
+	Reward    float64   `json:"reward"`
+	Advantage float64   `json:"advantage"`
+	Masked    bool      `json:"masked"`
+	Patterns  []string  `json:"patterns"`
+	Tools     []ToolDef `json:"tools"`
 }

@@ -185,7 +185,7 @@ func newRootCmd(env Env) *cobra.Command {
 	pf.Var(&a.logLevel, "log-level", "minimum level of the logs written to stderr: debug|info|warn|error")
 	pf.Var(&a.logFormat, "log-format", "format of the logs written to stderr: text|json")
 
-	root.AddCommand(newVersionCmd(a), newStateCmd(a), newModuleCmd(a), newServeCmd(a), newMCPCmd(a), newPluginCmd(a), newValidateCmd(a), newConfigCmd(a), newRunCmd(a), newSynthCmd(a), newFTRLCmd(a), newWorkerCmd(a))
+	root.AddCommand(newVersionCmd(a), newStateCmd(a), newModuleCmd(a), newServeCmd(a), newMCPCmd(a), newPluginCmd(a), newValidateCmd(a), newConfigCmd(a), newRunCmd(a), newRolloutServiceCmd(a), newSynthCmd(a), newFTRLCmd(a), newWorkerCmd(a))
 	return root
 }
 

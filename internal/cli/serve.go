@@ -240,14 +240,24 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if fl, ok := a.env.Stdout.(interface{ Sync() error }); ok {
 		_ = fl.Sync()
 	}
+	return serveUntilDone(ctx, a, hs, hl, nil)
+}
+
+// serveUntilDone serves hs on ln until ctx ends (Ctrl-C, SIGTERM), then
+// calls stopping (nil = none) and shuts hs down, waiting up to 10 s for
+// requests in flight. A serve error other than the shutdown is returned.
+func serveUntilDone(ctx context.Context, a *app, hs *http.Server, ln net.Listener, stopping func()) error {
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(hl) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
 	a.log().Info("shutting down")
+	if stopping != nil {
+		stopping()
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

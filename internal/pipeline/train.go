@@ -30,17 +30,7 @@ type grpoLine struct {
 }
 
 func (r *runner) trainEnv(policy string) *host.TrainEnv {
-	s := r.spec
-	return &host.TrainEnv{
-		Server:       s.Server,
-		Launcher:     s.Launcher,
-		Harness:      s.harness,
-		Policy:       s.Policies[policy].Turn,
-		References:   &r.refs,
-		SystemPrompt: s.SystemPrompt,
-		Limits:       s.Rollout.Limits,
-		Settings:     s.settings(),
-	}
+	return r.spec.TrainEnvFor(r.spec.Policies[policy].Turn, &r.refs)
 }
 
 // Failure is a task a training stage could not finish: an infrastructure
@@ -186,12 +176,7 @@ func (r *runner) sftTask(ctx context.Context, t *task.Task, write func(key strin
 		if has(key) {
 			continue
 		}
-		res, err := train.RejectionSample(ctx, env, t, train.SamplingConfig{
-			Mode:      m,
-			Retries:   sp.Retries,
-			Threshold: sp.Threshold,
-			Episode:   train.EpisodeOptions{View: sp.View, Harness: sp.Harness, Seed: seedOf(sp.Seed, "sft/"+t.ID)},
-		})
+		res, err := train.RejectionSample(ctx, env, t, SamplingConfigFor(sp, m, t.ID))
 		if err != nil {
 			return err
 		}
@@ -230,14 +215,7 @@ func (r *runner) grpo(ctx context.Context) error {
 // write.
 func (r *runner) grpoTask(ctx context.Context, t *task.Task, write func(key string, v any) error, _ func(string) bool) error {
 	gp := r.spec.GRPO
-	cfg := train.GRPOConfig{
-		G: gp.G, Eps: gp.Eps, Level: gp.Level, Continue: gp.Continue,
-		Episode: train.EpisodeOptions{View: gp.View, Harness: gp.Harness, Seed: seedOf(gp.Seed, "grpo/"+t.ID)},
-		Seed:    seedOf(gp.Seed, "grpo-continue/"+t.ID),
-	}
-	cfg.NoMask = !gp.Mask
-	cfg.Reward = rewardFunc(gp.Reward)
-	res, err := train.GRPO(ctx, r.trainEnv(gp.Policy), t, cfg)
+	res, err := train.GRPO(ctx, r.trainEnv(gp.Policy), t, GRPOConfigFor(gp, t.ID))
 	if err != nil {
 		return err
 	}
