@@ -162,7 +162,7 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	ss.meta = sessionMeta{ID: ss.id, Modules: opts.Modules, Digests: digests, Seed: opts.Seed,
 		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral,
 		LedgerFormat: ledgerFormat}
-	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock}
+	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock, Tables: g.tables.Names}
 	if err := s.checkCapacity(opts.ephemeral); err != nil {
 		return nil, err
 	}
