@@ -403,6 +403,9 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	} else {
 		gt := ss.group.tools[ti]
 		rec.Module, rec.Tool = gt.Module, gt.Tool.Name
+		if gt.Name != gt.Tool.Name {
+			rec.Exposed = gt.Name
+		}
 		if inj := ss.srv.cfg.Inject; inj != nil {
 			if err := inj(ss.id, gt.Module, gt.Tool.Name, rec.Seq); err != nil {
 				callErr = &module.CallError{Tool: gt.Tool.Name, Kind: module.ErrTrap, Message: "injected fault: " + err.Error()}

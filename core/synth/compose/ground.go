@@ -23,7 +23,7 @@ type GroundStats struct {
 	// them, rows the reference's reads returned) and whole small tables.
 	RelationRows int `json:"relation_rows"`
 	// ContextRows are the rows of round 3 (context enrichment): near-miss
-	// distractors of the entity rows and what they name, kept only when
+	// distractors of the entity rows, kept only when
 	// every identifying query still resolves as before.
 	ContextRows int `json:"context_rows"`
 	// DistractorsDropped are distractor rows removed because a uniqueness
@@ -79,6 +79,10 @@ type world struct {
 // smallTable: tables with at most this many rows are reference data,
 // copied whole by relation completion (airports).
 const smallTable = 32
+
+// rareValue: a non-key value names an entity only when at most this many
+// rows hold it (an email, a zip code; not a cabin class or a date).
+const rareValue = 8
 
 // reverseCap bounds the rows naming one entity that relation completion
 // adds (a user's payment methods and orders).
@@ -339,6 +343,9 @@ func (w *world) ground(ctx context.Context, st *state.Store, in groundInput, dis
 			// A row named by non-key values: an email, or a name and zip
 			// (at least two of the task's values when it has several).
 			need := min(2, len(have))
+			if len(w.byRef[v]) > rareValue {
+				continue // a status or a city names no entity
+			}
 			for _, r := range w.byRef[v] {
 				if _, ok := g.sel[r]; ok || w.small[r.t] {
 					continue
@@ -421,9 +428,8 @@ func (w *world) ground(ctx context.Context, st *state.Store, in groundInput, dis
 			sort.SliceStable(best, func(i, j int) bool { return best[i].s > best[j].s })
 			for i := 0; i < distractors && i < len(best); i++ {
 				d := rowRef{e.t, best[i].r}
-				if g.add(d, 3) {
-					g.closure([]rowRef{d}, []int{maxHops - 1}, 3)
-				}
+				g.add(d, 3) // the near miss alone: what it names need not resolve
+
 			}
 		}
 	}
