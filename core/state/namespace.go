@@ -95,8 +95,7 @@ func renameDDL(st string, rename map[string]string) (string, error) {
 			tn.Name = sqlparser.NewTableIdent(n)
 		}
 	}
-	var ddl func(d *sqlparser.DDL)
-	ddl = func(d *sqlparser.DDL) {
+	ddl := func(d *sqlparser.DDL) {
 		name(&d.Table)
 		if d.TableSpec != nil {
 			for _, c := range d.TableSpec.Constraints {
