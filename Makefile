@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test scale-modules clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test scale-modules compose clean proto proto-tools
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo "make evolve  self-evolution offline: the planted-defect benchmark (configs/evolve.hcl into runs/evolve) and tau2 retail as shipped (configs/evolve-tau2-retail.hcl)"
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
+	@echo "make compose  regenerate examples/data/compose-tau2 (compare: same bytes), run configs/synth-compose.hcl gold and with faults (docs/certification.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
 	@echo "make scale-modules  SCALE_MODULES (500) distinct generated wasm modules under a SCALE_BUDGET_MIB (64) module memory budget: RSS, cold/warm first calls (docs/benchmarks.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
@@ -244,6 +245,7 @@ fuzz:
 # classification (Toucan readonly_eval), every Toucan server synthesized and
 # validated; then the CPU-per-server benchmark. SHARED_DATA holds
 # tau2-airline/, bfcl-multiturn/ and toucan-mcp/ (make test runs slices).
+COMPOSE_FLAGS ?= --tasks 100 --turns 8 --seed 1 --gen-seeds 4
 SHARED_DATA ?= ../shared/data
 synth-figures:
 	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
@@ -260,6 +262,18 @@ certify:
 	build/weft-certify synth certify examples/data/tau2-airline/tasks.json --server examples/servers/tau2-airline --out build/certify/tau2-airline.weft.json
 	WEFT_CERTIFY_FULL=1 $(GO) test -count=1 -run '^TestCertifyTau2Retail$$' -v ./examples/modules/retail/
 	$(GO) run ./core/synth/tasks/cmd/taskfig -toucan $(SHARED_DATA)/toucan-mcp/servers.jsonl -seed 1 > build/certify/generation.json
+# Composed cross-server tasks (docs/certification.md, "Composition"):
+# regenerate examples/data/compose-tau2 and require the same bytes, then
+# run configs/synth-compose.hcl with the gold replay (R = 1 on every
+# episode) and with planted faults (make test runs a slice).
+compose:
+	$(GO) build -o build/weft-compose ./cmd/weft
+	mkdir -p build/compose
+	build/weft-compose synth compose --server examples/servers/tau2-retail --server examples/servers/tau2-airline $(COMPOSE_FLAGS) --out build/compose/tasks.weft.json --report build/compose/report.json
+	cmp build/compose/tasks.weft.json examples/data/compose-tau2/tasks.weft.json
+	build/weft-compose run configs/synth-compose.hcl --out build/compose/gold --json > build/compose/gold.json
+	build/weft-compose run configs/synth-compose.hcl --var faults_scale=1 --out build/compose/faults --json > build/compose/faults.json
+	python3 scripts/compose-check.py build/compose/gold build/compose/faults
 # Many servers in one process (docs/benchmarks.md, "Many servers in one
 # process"): every Toucan server of SHARED_DATA synthesized and validated,
 # the passing ones (plus generated variants, marked, up to SCALE_N)

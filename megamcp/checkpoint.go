@@ -174,7 +174,7 @@ func (s *Server) newReplayer(g *Group, v *state.Version, meta sessionMeta) *repl
 	clock := module.NewVirtualClock(time.Unix(0, meta.Clock).UTC())
 	ws := s.store.Fork(v)
 	return &replayer{srv: s, group: g, ws: ws, clock: clock, anchor: v, gen: FirstGeneration, session: meta.ID,
-		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock, Timeout: ReplayCallTimeout}}
+		ms: &module.Session{Workspace: ws, Seed: meta.Seed, Clock: clock, Timeout: ReplayCallTimeout, Tables: g.tables.Names}}
 }
 
 // apply re-runs one record. Only calls that committed changes are run again

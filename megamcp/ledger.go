@@ -35,9 +35,12 @@ type Record struct {
 	// call's random stream, see module.RandStream); calls refused before
 	// running (unknown tool, invalid arguments) carry the next free number
 	// without consuming it.
-	Seq       uint64          `json:"seq"`
-	Module    string          `json:"module,omitempty"` // module name
-	Tool      string          `json:"tool,omitempty"`   // tool name within the module
+	Seq    uint64 `json:"seq"`
+	Module string `json:"module,omitempty"` // module name
+	Tool   string `json:"tool,omitempty"`   // tool name within the module
+	// Exposed is the name the group exposes the tool under when it is not
+	// Tool (a name two modules share: "module__tool"); see ExposedTool.
+	Exposed   string          `json:"exposed,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Result    *module.Result  `json:"result,omitempty"`
 	Error     *ErrorInfo      `json:"error,omitempty"`
@@ -420,3 +423,12 @@ var apiKinds = map[failure.Kind]bool{
 // errors): "trap", "deadline", "memory_limit", "malformed_output",
 // "stale_generation", "no_such_session", ...; "" for nil.
 func ErrorKind(err error) failure.Kind { return apiKind(err) }
+
+// ExposedTool is the name the agent called the record's tool by: Exposed
+// when set, else Tool. Checks (required_call, forbidden_call) name tools so.
+func (r Record) ExposedTool() string {
+	if r.Exposed != "" {
+		return r.Exposed
+	}
+	return r.Tool
+}

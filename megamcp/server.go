@@ -308,6 +308,7 @@ type Group struct {
 	tools   []GroupTool
 	byName  map[string]int
 	seed    *state.Version
+	tables  module.GroupTables
 
 	mcpOnce sync.Once
 	mcp     *mcp.Server
@@ -340,6 +341,10 @@ func (g *Group) Key() string { return g.key }
 // Tools lists the group's tools in exposure order (modules in group order,
 // tools in manifest order).
 func (g *Group) Tools() []GroupTool { return g.tools }
+
+// Tables returns how the group's modules keep their tables (namespaced
+// when two of them own a table of the same name).
+func (g *Group) Tables() module.GroupTables { return g.tables }
 
 // Modules returns the group's modules.
 func (g *Group) Modules() []*module.Module {
@@ -376,27 +381,24 @@ func (s *Server) group(ctx context.Context, refs []string) (*Group, error) {
 		return g, nil
 	}
 	seeds := make([]*state.Version, len(mods))
-	owner := map[string]string{}
+	mfs := make([]*module.Manifest, len(mods))
 	for i, m := range mods {
 		seeds[i] = m.seed
-		for _, t := range m.mod.Manifest().Tables.Owns {
-			lt := strings.ToLower(t)
-			if o, ok := owner[lt]; ok {
-				return nil, fmt.Errorf("%w: modules %s and %s both own table %s", ErrBadRequest, o, m.mod.Manifest().Name, t)
-			}
-			owner[lt] = m.mod.Manifest().Name
-		}
+		mfs[i] = m.mod.Manifest()
 	}
-	seed, err := state.Merge(seeds...)
+	// Modules owning tables of the same name keep their own, each under
+	// its namespace (docs/design/026-composition.md); other groups are
+	// stored as they always were.
+	tables, err := module.TableNamespaces(mfs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	seed, err := tables.Seed(seeds)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 
-	g = &Group{key: key, modules: mods, seed: seed, byName: map[string]int{}}
-	mfs := make([]*module.Manifest, len(mods))
-	for i, m := range mods {
-		mfs[i] = m.mod.Manifest()
-	}
+	g = &Group{key: key, modules: mods, seed: seed, tables: tables, byName: map[string]int{}}
 	names := module.ToolNames(mfs)
 	for i, m := range mods {
 		mf := mfs[i]
@@ -424,13 +426,14 @@ func (g *Group) checkReads(v *state.Version) error {
 		have[strings.ToLower(t)] = true
 	}
 	for _, m := range g.modules {
+		name := m.mod.Manifest().Name
 		for _, t := range m.mod.Manifest().Tables.Owns {
-			if !have[strings.ToLower(t)] {
+			if !have[strings.ToLower(g.tables.Stored(name, t))] {
 				return fmt.Errorf("%w: module %s owns table %s, which the version does not have", ErrBadRequest, m.mod.Manifest().Name, t)
 			}
 		}
 		for _, t := range m.mod.Manifest().Tables.Reads {
-			if !have[strings.ToLower(t)] {
+			if !have[strings.ToLower(g.tables.Stored(name, t))] {
 				return fmt.Errorf("%w: module %s reads table %s, which neither the group's modules nor the version create", ErrBadRequest, m.mod.Manifest().Name, t)
 			}
 		}

@@ -162,7 +162,7 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	ss.meta = sessionMeta{ID: ss.id, Modules: opts.Modules, Digests: digests, Seed: opts.Seed,
 		Version: vid, Clock: clock.UTC().UnixNano(), Created: ss.created, Ephemeral: opts.ephemeral,
 		LedgerFormat: ledgerFormat}
-	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock}
+	ss.ms = &module.Session{Workspace: ss.ws, Seed: opts.Seed, Clock: ss.clock, Tables: g.tables.Names}
 	if err := s.checkCapacity(opts.ephemeral); err != nil {
 		return nil, err
 	}
@@ -403,6 +403,9 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	} else {
 		gt := ss.group.tools[ti]
 		rec.Module, rec.Tool = gt.Module, gt.Tool.Name
+		if gt.Name != gt.Tool.Name {
+			rec.Exposed = gt.Name
+		}
 		if inj := ss.srv.cfg.Inject; inj != nil {
 			if err := inj(ss.id, gt.Module, gt.Tool.Name, rec.Seq); err != nil {
 				callErr = &module.CallError{Tool: gt.Tool.Name, Kind: module.ErrTrap, Message: "injected fault: " + err.Error()}

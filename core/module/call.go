@@ -71,6 +71,11 @@ type Session struct {
 	// session's tool calls (replay and recovery use a generous one: a call
 	// that was acknowledged once must not fail on a slower machine).
 	Timeout time.Duration
+	// Tables maps a module name to the stored names of its tables in the
+	// session's state (GroupTables.Names of a namespaced group): a call of
+	// that module resolves its statements' table names through it
+	// (state.Sandbox.Names). nil: every name as written.
+	Tables map[string]map[string]string
 
 	seq atomic.Uint64
 }
@@ -186,7 +191,7 @@ func (m *Module) Call(ctx context.Context, s *Session, tool string, args json.Ra
 	if tool == ExportTool || tool == ExportChangedTool {
 		timeout = m.rt.cfg.ExportTimeout
 	}
-	env := newCallEnv(s, unit, m.policyFor(tool), m.manifest.FilesPolicy(), seq, timeout, opts)
+	env := newCallEnv(s, m.manifest.Name, unit, m.policyFor(tool), m.manifest.FilesPolicy(), seq, timeout, opts)
 	out, ans, stopped, finish, err := m.run(ctx, env, tool, req)
 	if lerr := env.sb.Exceeded(); lerr != nil && !stopped {
 		// The call's SQL went over its budget: a typed failure of the

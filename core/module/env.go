@@ -51,10 +51,12 @@ func WithProgress(fn func(progress, total float64, msg string)) CallOption {
 // newCallEnv creates the environment of one call of session s with
 // sequence number seq (its random stream is RandStream(s.Seed, seq)): SQL on
 // x under policy, the session's clock now, the session's Log and Progress
-// unless opts replace them, and timeout as the call's time limit.
-func newCallEnv(s *Session, x StateSQL, policy sqlhost.Policy, files fshost.Policy, seq uint64, timeout time.Duration, opts []CallOption) *callEnv {
+// unless opts replace them, and timeout as the call's time limit. The
+// statements of module resolve table names through s.Tables[module].
+func newCallEnv(s *Session, module string, x StateSQL, policy sqlhost.Policy, files fshost.Policy, seq uint64, timeout time.Duration, opts []CallOption) *callEnv {
 	e := &callEnv{timeout: timeout}
 	e.sb = callSandbox(policy, func() int64 { return e.Call.Now }, s.Seed, seq)
+	e.sb.Names = s.Tables[module]
 	h := &sqlhost.Handler{Exec: SandboxedSQL(x, e.sb), Policy: policy, OnDenied: e.deny}
 	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle}
 	if fx, ok := x.(StateFiles); ok {

@@ -92,7 +92,7 @@ var _ abi.Host = (*NativeHost)(nil)
 // opts replace them. ctx is the context of the SQL statements.
 func NewNativeHost(ctx context.Context, s *Session, x StateSQL, m *Manifest, opts ...CallOption) *NativeHost {
 	seq := s.seq.Add(1) - 1
-	return &NativeHost{env: newCallEnv(s, x, m.SQLPolicy(), m.FilesPolicy(), seq, 0, opts), ctx: ctx}
+	return &NativeHost{env: newCallEnv(s, m.Name, x, m.SQLPolicy(), m.FilesPolicy(), seq, 0, opts), ctx: ctx}
 }
 
 // FS serves one weft_fs_v1 request (abi.FSHost): on the call's unit of

@@ -169,7 +169,7 @@ func (m *Module) readOnly(ctx context.Context, s *Session, name, target string, 
 		}
 	}()
 	policy := sqlhost.Policy{Reads: append(append([]string(nil), m.manifest.Tables.Owns...), m.manifest.Tables.Reads...)}
-	env := newCallEnv(s, unit, policy, readOnlyFiles(m.manifest.FilesPolicy()), readOnlyStream|s.Seq(), m.rt.cfg.CallTimeout, opts)
+	env := newCallEnv(s, m.manifest.Name, unit, policy, readOnlyFiles(m.manifest.FilesPolicy()), readOnlyStream|s.Seq(), m.rt.cfg.CallTimeout, opts)
 	out, _, _, finish, err := m.run(ctx, env, label, req)
 	if err != nil {
 		return nil, err

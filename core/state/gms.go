@@ -153,14 +153,24 @@ func (d *database) Name() string { return dbName }
 // DataLength: COUNT(*) may be answered from them), its AUTO_INCREMENT
 // counter and its edits.
 func (d *database) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
-	if s, ok := ctx.Session.(*session); ok && s.sb != nil && !s.planned && !s.sb.Tables.CanRead(name) {
-		return nil, false, s.sb.Tables.readErr(name)
+	stored := name
+	if s, ok := ctx.Session.(*session); ok && s.sb != nil {
+		if !s.planned && !s.sb.Tables.CanRead(name) {
+			return nil, false, s.sb.Tables.readErr(name)
+		}
+		stored = s.sb.resolve(name)
 	}
-	i, ok := d.ws.cat.index[strings.ToLower(name)]
+	i, ok := d.ws.cat.index[strings.ToLower(stored)]
 	if !ok {
 		return nil, false, nil
 	}
-	return &table{ws: d.ws, slot: i, schema: d.ws.tables[i].schema}, true, nil
+	t := &table{ws: d.ws, slot: i, schema: d.ws.tables[i].schema}
+	if stored != name {
+		// A namespaced table answers to the name the statement wrote, so
+		// its qualifiers (users.name) and the policy see that name.
+		t.alias = strings.ToLower(name)
+	}
+	return t, true, nil
 }
 
 func (d *database) GetTableNames(ctx *sql.Context) ([]string, error) {
@@ -194,6 +204,9 @@ type table struct {
 	slot   int
 	schema *tableSchema
 	lookup *sql.IndexLookup // set on indexed access
+	// alias is the name a namespaced table was resolved by (Sandbox.Names),
+	// "" when it was named by its stored name.
+	alias string
 }
 
 var (
@@ -214,8 +227,13 @@ var (
 
 func (t *table) data() *tableData { return t.ws.tables[t.slot] }
 
-func (t *table) Name() string                           { return t.schema.name }
-func (t *table) String() string                         { return t.schema.name }
+func (t *table) Name() string {
+	if t.alias != "" {
+		return t.alias
+	}
+	return t.schema.name
+}
+func (t *table) String() string                         { return t.Name() }
 func (t *table) Schema() sql.Schema                     { return t.schema.sch.Schema }
 func (t *table) PrimaryKeySchema() sql.PrimaryKeySchema { return t.schema.sch }
 func (t *table) Collation() sql.CollationID             { return t.schema.collation }
@@ -223,8 +241,8 @@ func (t *table) Comment() string                        { return t.schema.commen
 
 // readable checks the Sandbox's table policy for a read of the table.
 func (t *table) readable(ctx *sql.Context) error {
-	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(t.schema.name) {
-		return sb.Tables.readErr(t.schema.name)
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanRead(t.Name()) {
+		return sb.Tables.readErr(t.Name())
 	}
 	return nil
 }
@@ -339,9 +357,9 @@ func (t *table) PreciseMatch() bool { return false }
 
 func (t *table) GetIndexes(ctx *sql.Context) ([]sql.Index, error) {
 	ts := t.schema
-	out := []sql.Index{&index{t: ts, name: "PRIMARY", cols: ts.pk, unique: true, primary: true}}
+	out := []sql.Index{&index{t: ts, table: t.Name(), name: "PRIMARY", cols: ts.pk, unique: true, primary: true}}
 	for i, d := range ts.indexes {
-		out = append(out, &index{t: ts, name: d.name, cols: d.cols, unique: d.unique, pos: i})
+		out = append(out, &index{t: ts, table: t.Name(), name: d.name, cols: d.cols, unique: d.unique, pos: i})
 	}
 	return out, nil
 }
@@ -472,8 +490,8 @@ func (e *editor) StatementBegin(*sql.Context) { e.saved = e.t.data() }
 
 // writable checks the Sandbox's table policy for a write of the table.
 func (e *editor) writable(ctx *sql.Context) error {
-	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanWrite(e.t.schema.name) {
-		return sb.Tables.writeErr(e.t.schema.name)
+	if sb := sandboxOf(ctx); sb != nil && !sb.Tables.CanWrite(e.t.Name()) {
+		return sb.Tables.writeErr(e.t.Name())
 	}
 	return nil
 }
@@ -566,6 +584,7 @@ func (e *editor) AcquireAutoIncrementLock(*sql.Context) (func(), error) { return
 // index describes the primary key or a secondary index to the planner.
 type index struct {
 	t       *tableSchema
+	table   string // the table's name as the statement resolved it (table.Name)
 	name    string
 	cols    []int
 	unique  bool
@@ -577,12 +596,12 @@ var _ sql.Index = (*index)(nil)
 
 func (ix *index) ID() string       { return ix.name }
 func (ix *index) Database() string { return dbName }
-func (ix *index) Table() string    { return ix.t.name }
+func (ix *index) Table() string    { return ix.table }
 func (ix *index) Expressions() []string {
 	out := make([]string, len(ix.cols))
 	for i, o := range ix.cols {
 		c := ix.t.sch.Schema[o]
-		out[i] = expression.NewGetFieldWithTable(o, 0, c.Type, dbName, ix.t.name, c.Name, c.Nullable).String()
+		out[i] = expression.NewGetFieldWithTable(o, 0, c.Type, dbName, ix.table, c.Name, c.Nullable).String()
 	}
 	return out
 }

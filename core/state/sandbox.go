@@ -38,6 +38,14 @@ type Sandbox struct {
 	// Limits bounds what the statements may make the host compute; zero
 	// fields take the Default* values.
 	Limits Limits
+	// Names maps a table name as the statements write it (lower case) to
+	// the name the table is stored under in the workspace: a module of a
+	// composed lifecycle group keeps its own unqualified names while its
+	// tables are stored as "<namespace>__<table>" (NamespacedTable,
+	// docs/design/026-composition.md). Names not in the map resolve as
+	// written; the table policy is checked on the name as written. nil:
+	// every name resolves as written.
+	Names map[string]string
 
 	rows     atomic.Int64 // rows read from tables
 	computed atomic.Int64 // bytes computed by bounded functions
@@ -202,6 +210,35 @@ func (p *TablePolicy) writeErr(name string) error {
 		return &Error{Kind: ErrDenied, Table: name, Err: fmt.Errorf("table %q is read-only for this module", name)}
 	}
 	return p.readErr(name)
+}
+
+// resolve returns the stored name of table name as a statement under s
+// writes it.
+func (s *Sandbox) resolve(name string) string {
+	if s == nil || s.Names == nil {
+		return name
+	}
+	if n, ok := s.Names[strings.ToLower(name)]; ok {
+		return n
+	}
+	return name
+}
+
+// resolveNone reports whether every name resolves as written (the fast
+// path's plans are keyed by statement text alone).
+func (s *Sandbox) resolveNone() bool { return s == nil || len(s.Names) == 0 }
+
+// NamespaceSep separates a namespace from a table name in the stored name
+// of a namespaced table.
+const NamespaceSep = "__"
+
+// NamespacedTable is the name table is stored under in namespace ns:
+// ns + "__" + table; ns "" leaves the name as it is.
+func NamespacedTable(ns, table string) string {
+	if ns == "" {
+		return table
+	}
+	return ns + NamespaceSep + table
 }
 
 func denied(err error) error { return &Error{Kind: ErrDenied, Err: err} }

@@ -32,7 +32,7 @@ error codes and one Starlark program that the shared interpreter module runs.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	f.add(cmd)
-	cmd.AddCommand(newSynthEnvCmd(a, f), newSynthValidateCmd(a, f), newSynthTasksCmd(a, f), newSynthCertifyCmd(a, f))
+	cmd.AddCommand(newSynthEnvCmd(a, f), newSynthValidateCmd(a, f), newSynthTasksCmd(a, f), newSynthCertifyCmd(a, f), newSynthComposeCmd(a))
 	return cmd
 }
 

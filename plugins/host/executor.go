@@ -384,7 +384,7 @@ func readLedger(srv *megamcp.Server, id string, from uint64, f func(megamcp.Reco
 
 // LedgerCall converts a ledger call record.
 func LedgerCall(r megamcp.Record) verify.LedgerCall {
-	lc := verify.LedgerCall{Index: r.Index, Tool: r.Tool, Arguments: r.Arguments, RowsChanged: r.RowsChanged}
+	lc := verify.LedgerCall{Index: r.Index, Tool: r.ExposedTool(), Arguments: r.Arguments, RowsChanged: r.RowsChanged}
 	if r.Error != nil {
 		lc.ErrorKind = failure.Kind(r.Error.Kind)
 	}

@@ -23,6 +23,10 @@ type Env struct {
 	Store   *state.Store
 	Seed    *state.Version
 	Modules []*module.Module
+	// Tables is how the modules keep their tables: namespaced when two of
+	// them own a table of the same name (module.TableNamespaces); the seed
+	// must then hold the namespaced tables (SpecEnv builds it so).
+	Tables module.GroupTables
 
 	route    map[string]routed
 	readOnly map[string]bool
@@ -48,6 +52,11 @@ func NewEnv(store *state.Store, seed *state.Version, mods ...*module.Module) (*E
 	for i, m := range mods {
 		mfs[i] = m.Manifest()
 	}
+	tables, err := module.TableNamespaces(mfs)
+	if err != nil {
+		return nil, err
+	}
+	e.Tables = tables
 	names := module.ToolNames(mfs)
 	for i, m := range mods {
 		for j, t := range mfs[i].Tools {
@@ -62,7 +71,8 @@ func NewEnv(store *state.Store, seed *state.Version, mods ...*module.Module) (*E
 }
 
 // SpecEnv loads servers natively (module.NewNativeServer) into one new
-// store, their seed states merged (state.Merge), as one Env. cfg is the
+// store, their seed states merged (module.GroupTables.Seed: namespaced
+// when two servers own a table of the same name), as one Env. cfg is the
 // modules' runtime config (zero: defaults).
 func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*Env, error) {
 	st := state.NewStore()
@@ -81,7 +91,15 @@ func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*
 		mods = append(mods, m)
 		seeds = append(seeds, v)
 	}
-	seed, err := state.Merge(seeds...)
+	mfs := make([]*module.Manifest, len(mods))
+	for i, m := range mods {
+		mfs[i] = m.Manifest()
+	}
+	tables, err := module.TableNamespaces(mfs)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := tables.Seed(seeds)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +171,7 @@ func (r *Run) Messages() []verify.Message {
 // error is returned only when the workspace cannot be used.
 func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall) (*Run, error) {
 	ws := e.Store.Fork(from)
-	sess := &module.Session{Workspace: ws, Seed: seed}
+	sess := &module.Session{Workspace: ws, Seed: seed, Tables: e.Tables.Names}
 	run := &Run{From: from}
 	prev := ws.Hash()
 	for _, c := range calls {

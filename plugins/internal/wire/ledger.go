@@ -40,7 +40,7 @@ func LedgerCall(r megamcp.Record) (*pb.LedgerCall, error) {
 		return nil, fmt.Errorf("wire: ledger record %d: unknown kind %q", r.Index, r.Kind)
 	}
 	out := &pb.LedgerCall{Index: r.Index, Session: r.Session, Generation: r.Generation, Kind: k, Seq: r.Seq,
-		Module: r.Module, Tool: r.Tool, Arguments: string(r.Arguments), RowsChanged: int64(r.RowsChanged),
+		Module: r.Module, Tool: r.ExposedTool(), Arguments: string(r.Arguments), RowsChanged: int64(r.RowsChanged),
 		DurationMs: r.DurationMs, ClockNs: r.Clock, Version: r.Version}
 	if !r.Time.IsZero() {
 		out.TimeUnixNs = r.Time.UnixNano()

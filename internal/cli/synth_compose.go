@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-dev/weft/core/synth/compose"
+	"github.com/weft-dev/weft/sdk/spec"
+)
+
+// composeFlags are the knobs of weft synth compose (compose.Options).
+type composeFlags struct {
+	seed                                       uint64
+	tasks, turns, spread, genSeeds, distractor int
+}
+
+func (c *composeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().Uint64Var(&c.seed, "seed", 1, "seed of the atomic pool, the sampling and the distractors")
+	cmd.Flags().IntVar(&c.tasks, "tasks", 100, "composed tasks to make")
+	cmd.Flags().IntVar(&c.turns, "turns", 20, "median atomic turns (atomic tasks) per composed task")
+	cmd.Flags().IntVar(&c.spread, "spread", 0, "atomic turns vary in [turns-spread, turns+spread] (default turns/4)")
+	cmd.Flags().IntVar(&c.genSeeds, "gen-seeds", 6, "binding seeds of the atomic pool per server (weft synth tasks runs)")
+	cmd.Flags().IntVar(&c.distractor, "distractors", 2, "near-miss distractors per bound entity in context enrichment (-1: none)")
+}
+
+func (c *composeFlags) options() compose.Options {
+	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor}
+}
+
+func newSynthComposeCmd(a *app) *cobra.Command {
+	tf := &taskEnvFlags{}
+	cf := &composeFlags{}
+	cmd := &cobra.Command{
+		Use:   "compose --server DIR --server DIR",
+		Short: "Compose certified atomic tasks of several servers into grounded cross-server tasks",
+		Long: `Compose cross-server tasks (docs/certification.md, "Composition"): certified
+atomic tasks are generated per server (as weft synth tasks does, over
+--gen-seeds binding seeds), sampled across the servers with coverage-aware
+weights into DAGs whose after edges come from read/write dependencies on
+shared entities, grounded in three rounds (entity initialization, relation
+completion, context enrichment with uniqueness checks) into each task's
+own initial_state, and re-certified on it. The servers form one lifecycle
+group: tables of the same name stay apart under table namespaces, clashing
+tools are named module__tool. Writes the tasks (--out, weft.tasks/v1) and
+the report (--report); progress goes to stderr. The same seed gives the
+same bytes.`,
+		Example: `  weft synth compose --server examples/servers/tau2-retail --server examples/servers/tau2-airline --out compose.weft.json
+  weft synth compose --server examples/servers/tau2-retail --server examples/servers/tau2-airline --tasks 10 --turns 8 --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(tf.servers) < 2 {
+				return usageErrorf("give at least two --server DIR")
+			}
+			var servers []*spec.Server
+			for _, d := range tf.servers {
+				s, err := spec.Load(d)
+				if err != nil {
+					return err
+				}
+				servers = append(servers, s)
+			}
+			log := a.log()
+			opts := cf.options()
+			opts.Progress = func(msg string) { log.Info("compose", "progress", msg) }
+			res, err := compose.Run(cmd.Context(), servers, opts)
+			if err != nil {
+				return err
+			}
+			if err := writeOutputs(tf, res.Tasks, res.Report); err != nil {
+				return err
+			}
+			r := res.Report
+			return a.print(r, func(w io.Writer) error {
+				fmt.Fprintf(w, "servers %s, seed %d: %d composed of %d sampled (median %.1f atomic turns)\n",
+					strings.Join(r.Servers, ", "), r.Seed, r.Composed, r.Attempts, r.TurnsMedian)
+				for _, p := range r.Pools {
+					fmt.Fprintf(w, "  pool %s: %d generated, %d certified, %d pruned, %d kept, %d in the pool\n", p.Server, p.Generated, p.Certified, p.Pruned, p.Kept, p.Pool)
+				}
+				fmt.Fprintf(w, "rejected: %s\n", countsText(r.RejectedBy))
+				fmt.Fprintf(w, "atomic turns: %s\n", histText(r.AtomicTurns))
+				fmt.Fprintf(w, "servers per task: %s\n", histText(r.ServersPerTask))
+				fmt.Fprintf(w, "after edges %d, roots %d; tools covered %d of %d\n", r.Edges, r.Roots, r.ToolsCovered, r.ToolsPossible)
+				g := r.Grounding
+				fmt.Fprintf(w, "grounding: rows %d entity + %d relation + %d context (%d distractors dropped); uniqueness checks %d, failed %d\n",
+					g.EntityRows, g.RelationRows, g.ContextRows, g.DistractorsDropped, g.UniquenessChecks, g.UniquenessFailed)
+				fmt.Fprintf(w, "wrote %s and %s\n", tf.out, tf.reportPath())
+				return nil
+			})
+		},
+	}
+	tf.add(cmd, "synth-compose.weft.json")
+	cmd.Flags().MarkHidden("wasm")
+	cf.add(cmd)
+	return cmd
+}
+
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func histText(m map[int]int) string {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d:%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
