@@ -204,8 +204,6 @@ func driverValue(c *abi.SQLCell) driver.Value {
 		return string(v)
 	case abi.JSONText:
 		return []byte(v)
-	case bool: // only from a v1 host's unknown column types
-		return v
 	default:
 		return v
 	}
@@ -213,15 +211,7 @@ func driverValue(c *abi.SQLCell) driver.Value {
 
 type sqlResponse = abi.SQLResponse[json.RawMessage]
 
-// encodeRequest builds the weft_sql_v1 request JSON (abi.SQLRequest).
-func encodeRequest(query string, args []driver.NamedValue) ([]byte, error) {
-	vals := make([]any, len(args))
-	for i, a := range args {
-		vals[i] = a.Value
-	}
-	return encodeRequestValues(query, vals)
-}
-
+// encodeRequestValues builds the weft_sql_v1 request JSON (abi.SQLRequest).
 func encodeRequestValues(query string, args []any) ([]byte, error) {
 	req := abi.SQLRequest{SQL: query, Args: make([]json.RawMessage, len(args))}
 	for i, a := range args {
