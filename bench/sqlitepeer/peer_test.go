@@ -275,7 +275,16 @@ var indexRE = regexp.MustCompile(`(?m)^\s*(UNIQUE )?INDEX (\w+) \(([^)]*)\),?\n`
 // inline INDEX clauses become CREATE INDEX statements.
 func sqliteDDL() string {
 	var out []string
-	for _, stmt := range strings.Split(retaildb.DDL, ";") {
+	var lines []string
+	for _, l := range strings.Split(retaildb.DDL, "\n") {
+		if t := strings.TrimSpace(l); !strings.HasPrefix(t, "--") {
+			if i := strings.Index(l, "--"); i >= 0 {
+				l = l[:i]
+			}
+			lines = append(lines, l)
+		}
+	}
+	for _, stmt := range strings.Split(strings.Join(lines, "\n"), ";") {
 		m := regexp.MustCompile(`CREATE TABLE (\w+)`).FindStringSubmatch(stmt)
 		if m == nil {
 			continue
