@@ -244,3 +244,9 @@ func BenchmarkRetailExportWasm(b *testing.B) {
 func BenchmarkRetailExportNative(b *testing.B) {
 	benchRetailNative(b, "BenchmarkNativeExport")
 }
+
+func BenchmarkRetailExportWasmBase(b *testing.B) {
+	w := baseSetup(b)
+	retailSetup(b)
+	benchWasmModule(b, w, ExportTool, `{}`, false)
+}
