@@ -177,6 +177,7 @@ $(STATICCHECK):
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./... | tee bench.txt
+	cd bench/sqlitepeer && GOMAXPROCS=2 $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m . | tee -a ../../bench.txt
 
 # The full-size MegaMCP load test on loopback (docs/api.md, "Limits"): 2,000
 # idle keep-alive connections and 1,000 slow bodies against the default

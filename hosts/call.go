@@ -28,6 +28,10 @@ type Call struct {
 	// SQL serves one weft_sql_v1 query request (JSON) and returns the
 	// response JSON; nil answers every query with an error response.
 	SQL func(ctx context.Context, req []byte) []byte
+	// SQLBatch serves one weft_sql_v2 request (several statements, the
+	// compact binary encoding of sdk/abi) and returns the response; nil
+	// answers every request with an error result.
+	SQLBatch func(ctx context.Context, req []byte) []byte
 	// FS serves one weft_fs_v1 request (JSON) on the call's workspace files
 	// and returns the response JSON; nil answers every request with an
 	// error response.

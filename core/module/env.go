@@ -58,7 +58,7 @@ func newCallEnv(s *Session, module string, x StateSQL, policy sqlhost.Policy, fi
 	e.sb = callSandbox(policy, func() int64 { return e.Call.Now }, s.Seed, seq)
 	e.sb.Names = s.Tables[module]
 	h := &sqlhost.Handler{Exec: SandboxedSQL(x, e.sb), Policy: policy, OnDenied: e.deny}
-	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle}
+	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle, SQLBatch: h.HandleBatch}
 	if fx, ok := x.(StateFiles); ok {
 		fh := &fshost.Handler{Exec: FilesExecutor(fx), Policy: files, OnDenied: e.denyFile}
 		e.Call.FS = fh.Handle

@@ -110,6 +110,11 @@ var _ abi.FSHost = (*NativeHost)(nil)
 // SQL serves one weft_sql_v1 request.
 func (h *NativeHost) SQL(req []byte) []byte { return h.env.SQL(h.ctx, req) }
 
+// SQLBatch serves one weft_sql_v2 request (abi.SQLBatchHost).
+func (h *NativeHost) SQLBatch(req []byte) []byte { return h.env.SQLBatch(h.ctx, req) }
+
+var _ abi.SQLBatchHost = (*NativeHost)(nil)
+
 // Now is the session clock at the start of the call, Unix nanoseconds.
 func (h *NativeHost) Now() int64 { return h.env.Now }
 

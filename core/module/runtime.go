@@ -296,6 +296,7 @@ var abiExports = []string{"_initialize", "weft_abi_v1", "weft_v1_alloc", "weft_v
 var providedImports = map[string]string{
 	wasi_snapshot_preview1.ModuleName: "",
 	sqlhost.ModuleName:                "sql",
+	sqlhost.ModuleNameV2:              "sql",
 	clockhost.ModuleName:              "clock",
 	randhost.ModuleName:               "rand",
 	loghost.ModuleName:                "log",

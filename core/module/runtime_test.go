@@ -85,7 +85,7 @@ func TestManifestValidate(t *testing.T) {
 	for name, mut := range map[string]func(m *Manifest){
 		"abi":          func(m *Manifest) { m.ABI = "weft/v2" },
 		"host":         func(m *Manifest) { m.Hosts["net"] = "v1" },
-		"host version": func(m *Manifest) { m.Hosts["sql"] = "v2" },
+		"host version": func(m *Manifest) { m.Hosts["sql"] = "v3" },
 		"dup tool":     func(m *Manifest) { m.Tools = append(m.Tools, m.Tools[0]) },
 		"reserved":     func(m *Manifest) { m.Tools[0].Name = ExportTool },
 		"empty tool":   func(m *Manifest) { m.Tools[0].Name = "" },

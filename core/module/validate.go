@@ -19,7 +19,7 @@ import (
 
 // SupportedHosts are the host libraries and versions this runtime provides.
 var SupportedHosts = map[string][]string{
-	"sql":   {"v1"},
+	"sql":   {"v1", "v2"}, // v2 provides weft_sql_v1 and weft_sql_v2
 	"clock": {"v1"},
 	"rand":  {"v1"},
 	"log":   {"v1"},

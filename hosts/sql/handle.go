@@ -113,30 +113,12 @@ func (h *Handler) serve(ctx context.Context, raw []byte) *Response {
 		}
 		args[i] = v
 	}
-	kind, err := h.Policy.Check(req.SQL)
-	if err != nil {
-		var de *DeniedError
-		if errors.As(err, &de) {
-			if h.OnDenied != nil {
-				h.OnDenied(de)
-			}
-			return fail(KindDenied, de.Error())
-		}
-		return fail(KindSyntax, err.Error())
+	rows, res, reply := h.run(ctx, req.SQL, args)
+	if reply != nil {
+		return &Response{Error: reply}
 	}
-	if h.Exec == nil {
-		return fail(KindOther, "no SQL executor bound to this call")
-	}
-	if kind == KindExec {
-		res, err := h.Exec.Exec(ctx, req.SQL, args...)
-		if err != nil {
-			return h.failed(err)
-		}
+	if rows == nil {
 		return &Response{RowsAffected: res.RowsAffected, LastInsertID: res.LastInsertID}
-	}
-	rows, err := h.Exec.Query(ctx, req.SQL, args...)
-	if err != nil {
-		return h.failed(err)
 	}
 	resp, err := EncodeRows(rows)
 	if err != nil {

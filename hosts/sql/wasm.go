@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/weft-dev/weft/hosts"
+	"github.com/weft-dev/weft/sdk/abi"
 )
 
 // ModuleName is the import namespace of this library.
@@ -72,7 +73,64 @@ func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
 		Export("take")
 }
 
-// Instantiate instantiates weft_sql_v1 in r.
+// ModuleNameV2 is the import namespace of the batched, compact library
+// (docs/abi.md, "weft_sql_v2"); the same "sql" library of a manifest's
+// hosts, version "v2", which provides weft_sql_v1 too.
+const ModuleNameV2 = "weft_sql_v2"
+
+var errNoCallV2 = abi.SQLFailure(KindOther, "no SQL session bound to this call")
+
+// Batch serves one weft_sql_v2 request with the SQL batch handler of the
+// call environment bound to ctx, with the result-buffer protocol of Query
+// (the pending result is the call's one, shared with weft_sql_v1.take).
+func Batch(ctx context.Context, req, out []byte) uint32 {
+	env := hosts.From(ctx)
+	resp := errNoCallV2
+	if env != nil && env.SQLBatch != nil {
+		resp = env.SQLBatch(ctx, req)
+	}
+	return env.Deliver(resp, out)
+}
+
+// HostModuleV2 returns the builder of the weft_sql_v2 host module: batch
+// (req_ptr, req_len, out_ptr, out_cap) -> len and take (out_ptr, out_cap)
+// -> len, the result-buffer protocol of weft_sql_v1.
+func HostModuleV2(r wazero.Runtime) wazero.HostModuleBuilder {
+	i32 := api.ValueTypeI32
+	return r.NewHostModuleBuilder(ModuleNameV2).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
+			reqPtr, reqLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+			outPtr, outCap := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
+			if reqLen > MaxRequest {
+				panic(fmt.Errorf("%s.batch: request of %d bytes exceeds %d", ModuleNameV2, reqLen, MaxRequest))
+			}
+			// DecodeSQLBatch copies the request (one string) before the
+			// output buffer is written.
+			req := guestBytes(m, "batch", reqPtr, reqLen)
+			out := guestBytes(m, "batch", outPtr, outCap)
+			stack[0] = api.EncodeU32(Batch(ctx, req, out))
+		}), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("req_ptr", "req_len", "out_ptr", "out_cap").
+		Export("batch").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
+			out := guestBytes(m, "take", api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+			stack[0] = api.EncodeU32(Take(ctx, out))
+		}), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("out_ptr", "out_cap").
+		Export("take")
+}
+
+// Instantiate instantiates weft_sql_v1 and weft_sql_v2 in r, returning
+// weft_sql_v1.
 func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
-	return HostModule(r).Instantiate(ctx)
+	m, err := HostModule(r).Instantiate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := HostModuleV2(r).Instantiate(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -5,6 +5,11 @@ import "encoding/json"
 // Version is the manifest "abi" value of ABI v1.
 const Version = "weft/v1"
 
+// SQLVersion is the version of the SQL host library a module declares
+// when it imports weft_sql_v2 ("sql": "v2", which provides weft_sql_v1 as
+// well); the Go SDK's modules do.
+const SQLVersion = "v2"
+
 // FSVersion is the version of the workspace-file host library
 // (weft_fs_v1) in a manifest's "hosts": "fs": "v1".
 const FSVersion = "v1"
@@ -152,6 +157,14 @@ type Host interface {
 	// Progress sends an MCP progress notification for the current call;
 	// total 0 means unknown (weft_log_v1.progress).
 	Progress(progress, total float64, msg string)
+}
+
+// SQLBatchHost is implemented by a Host that serves weft_sql_v2: several
+// statements in one call, in the compact encoding (EncodeSQLBatch,
+// DecodeSQLResults). The guest SDK uses it when the host has it and falls
+// back to one weft_sql_v1 request per statement otherwise.
+type SQLBatchHost interface {
+	SQLBatch(req []byte) []byte
 }
 
 // ExportChangedArgs is the arguments object of an ExportChangedTool

@@ -34,7 +34,7 @@ type greetOut struct {
 
 func TestManifestJSON(t *testing.T) {
 	useRegistry(t)
-	if got, want := string(ManifestJSON()), `{"abi":"weft/v1","name":"","version":"","tools":[],"tables":{"owns":[]},"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v1"},"export":false}`; got != want {
+	if got, want := string(ManifestJSON()), `{"abi":"weft/v1","name":"","version":"","tools":[],"tables":{"owns":[]},"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v2"},"export":false}`; got != want {
 		t.Errorf("empty manifest:\n got %s\nwant %s", got, want)
 	}
 	Module(Info{Name: "demo", Version: "1.2.3", Description: "A <demo> & test.", Owns: []string{"users", "orders"}, Reads: []string{"products"}})
@@ -49,7 +49,7 @@ func TestManifestJSON(t *testing.T) {
 		`{"name":"echo","description":"Echoes.","inputSchema":{"type":"object","additionalProperties":{}},"annotations":{"readOnlyHint":true}}` +
 		`],` +
 		`"tables":{"owns":["users","orders"],"reads":["products"]},` +
-		`"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v1"},"export":true}`
+		`"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v2"},"export":true}`
 	if got := string(ManifestJSON()); got != want {
 		t.Errorf("manifest:\n got %s\nwant %s", got, want)
 	}

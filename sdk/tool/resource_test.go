@@ -28,7 +28,7 @@ func TestManifestResourcesAndPrompts(t *testing.T) {
 	want := `{"abi":"weft/v1","name":"m","version":"1","tools":[` +
 		`{"name":"schema","description":"Raw schema.","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}},"additionalProperties":false}},` +
 		`{"name":"media","description":"Media.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}],` +
-		`"tables":{"owns":[]},"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v1"},"export":false,` +
+		`"tables":{"owns":[]},"hosts":{"clock":"v1","log":"v1","rand":"v1","sql":"v2"},"export":false,` +
 		`"resources":[{"uri":"test://a","name":"a","title":"A <1>","description":"The a.","mimeType":"text/plain"},{"uri":"test://b","name":"b"}],` +
 		`"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t","mimeType":"application/json"}],` +
 		`"prompts":[{"name":"p","title":"P","description":"A p.","arguments":[{"name":"x","description":"an x","required":true},{"name":"y"}]},{"name":"q"}]}`

@@ -166,52 +166,61 @@ func (r result) LastInsertId() (int64, error) { return r.lastID, nil }
 func (r result) RowsAffected() (int64, error) { return r.affected, nil }
 
 func runExec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	resp, err := roundTrip(ctx, query, args)
+	r, err := roundTrip(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
-	return result{resp.RowsAffected, int64(resp.LastInsertID)}, nil
+	return result{r.RowsAffected, int64(r.LastInsertID)}, nil
 }
 
 func runQuery(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	resp, err := roundTrip(ctx, query, args)
+	res, err := roundTrip(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Types) != len(resp.Columns) {
-		return nil, fmt.Errorf("weft sql: malformed response: %d columns, %d types", len(resp.Columns), len(resp.Types))
-	}
-	r := &rows{columns: resp.Columns, types: resp.Types, values: make([][]driver.Value, len(resp.Rows))}
+	r := &rows{columns: res.Columns, types: make([]string, len(res.Columns)), values: make([][]driver.Value, res.NumRows())}
 	if r.columns == nil {
 		r.columns = []string{}
 	}
-	for i, row := range resp.Rows {
-		if len(row) != len(r.columns) {
-			return nil, fmt.Errorf("weft sql: malformed response: row %d has %d values for %d columns", i, len(row), len(r.columns))
+	for j, t := range res.Tags {
+		r.types[j] = abi.TypeName(t)
+	}
+	vals := make([]driver.Value, len(res.Cells))
+	for i := range r.values {
+		row := vals[i*len(r.columns) : (i+1)*len(r.columns) : (i+1)*len(r.columns)]
+		for j := range row {
+			row[j] = driverValue(&res.Cells[i*len(r.columns)+j])
 		}
-		vals := make([]driver.Value, len(row))
-		for j, cell := range row {
-			v, err := decodeValue(resp.Types[j], cell)
-			if err != nil {
-				return nil, fmt.Errorf("weft sql: row %d column %q (%s): %v", i, r.columns[j], resp.Types[j], err)
-			}
-			vals[j] = v
-		}
-		r.values[i] = vals
+		r.values[i] = row
 	}
 	return r, nil
 }
 
+// driverValue is a cell as database/sql sees it (DB's documented types):
+// a decimal as its text, JSON as []byte of its text.
+func driverValue(c *abi.SQLCell) driver.Value {
+	switch v := c.Value().(type) {
+	case abi.Decimal:
+		return string(v)
+	case abi.JSONText:
+		return []byte(v)
+	default:
+		return v
+	}
+}
+
 type sqlResponse = abi.SQLResponse[json.RawMessage]
 
-// encodeRequest builds the weft_sql_v1 request JSON (abi.SQLRequest).
-func encodeRequest(query string, args []driver.NamedValue) ([]byte, error) {
+// encodeRequestValues builds the weft_sql_v1 request JSON (abi.SQLRequest).
+func encodeRequestValues(query string, args []any) ([]byte, error) {
 	req := abi.SQLRequest{SQL: query, Args: make([]json.RawMessage, len(args))}
 	for i, a := range args {
 		var v any
-		switch x := a.Value.(type) {
-		case nil, int64, uint64, bool, string:
+		switch x := a.(type) {
+		case nil, int64, uint64, bool, string, abi.TypedValue:
 			v = x
+		case int:
+			v = int64(x)
 		case float64:
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, fmt.Errorf("weft sql: argument %d: %v is not a SQL value", i+1, x)
@@ -233,7 +242,9 @@ func encodeRequest(query string, args []driver.NamedValue) ([]byte, error) {
 	return marshal(req)
 }
 
-func roundTrip(ctx context.Context, query string, args []driver.NamedValue) (*sqlResponse, error) {
+// roundTrip runs one statement of DB: weft_sql_v2 when the host serves it
+// (a batch of one), else weft_sql_v1.
+func roundTrip(ctx context.Context, query string, args []driver.NamedValue) (*abi.SQLResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -241,18 +252,33 @@ func roundTrip(ctx context.Context, query string, args []driver.NamedValue) (*sq
 	if h == nil {
 		return nil, errNoCall
 	}
-	req, err := encodeRequest(query, args)
-	if err != nil {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		if f, ok := a.Value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, fmt.Errorf("weft sql: argument %d: %v is not a SQL value", i+1, f)
+		}
+		vals[i] = a.Value
+	}
+	var res []abi.SQLResult
+	var err error
+	if bh, ok := h.(abi.SQLBatchHost); ok {
+		req, err := abi.EncodeSQLBatch([]Stmt{{SQL: query, Args: vals}})
+		if err != nil {
+			return nil, fmt.Errorf("weft sql: %v", err)
+		}
+		if res, err = abi.DecodeSQLResults(bh.SQLBatch(req)); err != nil {
+			return nil, fmt.Errorf("weft sql: malformed response: %v", err)
+		}
+	} else if res, err = batchV1(h, []Stmt{{SQL: query, Args: vals}}); err != nil {
 		return nil, err
 	}
-	resp, err := abi.DecodeSQLResponse(h.SQL(req))
-	if err != nil {
-		return nil, fmt.Errorf("weft sql: malformed response: %v", err)
+	if len(res) != 1 {
+		return nil, fmt.Errorf("weft sql: malformed response: %d results for one statement", len(res))
 	}
-	if resp.Error != nil {
-		return nil, resp.Error
+	if res[0].Error != nil {
+		return nil, res[0].Error
 	}
-	return resp, nil
+	return &res[0], nil
 }
 
 // numberText returns the text of a JSON number, or of a JSON string's content

@@ -285,8 +285,8 @@ func checkToolName(name string) error {
 // ManifestJSON returns the module's manifest (docs/abi.md, "Manifest"; the
 // shared type abi.Manifest):
 // abi "weft/v1", the Info given to Module, the registered tools in
-// registration order, "hosts" listing the four v1 host libraries (sql,
-// clock, rand, log) plus "fs" when Info declares workspace files (then
+// registration order, "hosts" listing the four host libraries (sql
+// "v2": weft_sql_v1 and weft_sql_v2; clock, rand, log "v1") plus "fs" when Info declares workspace files (then
 // "files" holds FileReads and FileWrites), "export" when Export was called, and the registered
 // resources, resource templates and prompts (each list omitted when empty)
 // in registration order. The encoding is deterministic and does not escape
@@ -301,6 +301,7 @@ func ManifestJSON() []byte {
 		Hosts:  abi.HostVersions(),
 		Export: reg.export != nil,
 	}
+	m.Hosts["sql"] = abi.SQLVersion // the SQL driver and Batch use weft_sql_v2
 	if info := reg.info; info != nil {
 		m.Name, m.Version, m.Description = info.Name, info.Version, info.Description
 		m.Tables.Owns = append(m.Tables.Owns, info.Owns...)

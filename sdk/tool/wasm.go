@@ -73,6 +73,12 @@ func sqlQuery(req unsafe.Pointer, reqLen int32, out unsafe.Pointer, outCap int32
 //go:wasmimport weft_sql_v1 take
 func sqlTake(out unsafe.Pointer, outCap int32) int32
 
+//go:wasmimport weft_sql_v2 batch
+func sqlBatch(req unsafe.Pointer, reqLen int32, out unsafe.Pointer, outCap int32) int32
+
+//go:wasmimport weft_sql_v2 take
+func sqlBatchTake(out unsafe.Pointer, outCap int32) int32
+
 //go:wasmimport weft_clock_v1 now
 func clockNow() int64
 
@@ -132,6 +138,23 @@ func (wasmHost) SQL(req []byte) []byte {
 	}
 	big := make([]byte, n)
 	m := sqlTake(unsafe.Pointer(unsafe.SliceData(big)), n)
+	return big[:min(max(m, 0), n)]
+}
+
+// SQLBatch serves weft_sql_v2 (abi.SQLBatchHost). The answer is handed
+// to abi.DecodeSQLResults, which copies it into one string at once, so
+// a result that fits is returned as a view of sqlBuf.
+func (wasmHost) SQLBatch(req []byte) []byte {
+	n := sqlBatch(unsafe.Pointer(unsafe.SliceData(req)), int32(len(req)), unsafe.Pointer(unsafe.SliceData(sqlBuf)), int32(len(sqlBuf)))
+	runtime.KeepAlive(req)
+	if n < 0 {
+		n = 0
+	}
+	if int(n) <= len(sqlBuf) {
+		return sqlBuf[:n]
+	}
+	big := make([]byte, n)
+	m := sqlBatchTake(unsafe.Pointer(unsafe.SliceData(big)), n)
 	return big[:min(max(m, 0), n)]
 }
 

@@ -22,6 +22,7 @@ import (
 const (
 	benchGetArgs    = `{"order_id":"#W2417020"}`
 	benchModifyArgs = `{"order_id":"#W4776164","item_ids":["8349118980"],"new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`
+	benchCancelArgs = `{"order_id":"#W4776164","reason":"no longer needed"}`
 )
 
 func benchNative(b *testing.B, name, args string, fresh bool) {
@@ -75,6 +76,10 @@ func BenchmarkNativeGetOrderDetails(b *testing.B) {
 
 func BenchmarkNativeModifyPendingOrderItems(b *testing.B) {
 	benchNative(b, "modify_pending_order_items", benchModifyArgs, true)
+}
+
+func BenchmarkNativeCancelPendingOrder(b *testing.B) {
+	benchNative(b, "cancel_pending_order", benchCancelArgs, true)
 }
 
 func BenchmarkNativeCalculate(b *testing.B) {

@@ -15,7 +15,6 @@ var tables = []string{
 }
 
 func init() {
-	sqlDB = tool.DB
 	tool.Module(tool.Info{
 		Name:        "retail",
 		Version:     "1.0.0",
@@ -31,13 +30,13 @@ func init() {
 		"Cancel an order whose status is 'pending'. The reason must be 'no longer needed' or 'ordered by mistake'. "+
 			"Every payment is refunded: gift card payments go back to the gift card balance at once, other methods are refunded in 5 to 7 business days. "+
 			"Confirm the details with the customer (explicit yes) before calling. Returns the order after cancellation.",
-		cancelPendingOrder)
+		withWrites(cancelPendingOrder))
 	tool.Register("exchange_delivered_order_items",
 		"Request an exchange of items of a delivered order for other variants (options) of the same products. "+
 			"item_ids and new_item_ids pair up by position; each new item must be available. The price difference is paid or refunded with payment_method_id "+
 			"(a gift card must cover it). A delivered order can be returned or exchanged only once. "+
 			"Confirm the details with the customer (explicit yes) before calling. Returns the order with its status set to 'exchange requested'.",
-		exchangeDeliveredOrderItems)
+		withWrites(exchangeDeliveredOrderItems))
 	tool.Register("find_user_id_by_name_zip",
 		"Look up a customer's user id by first name, last name (both case-insensitive) and zip code. "+
 			"Prefer find_user_id_by_email; use this when the email is unknown or not found. Errors when no customer matches.",
@@ -62,24 +61,24 @@ func init() {
 		listAllProductTypes, ro)
 	tool.Register("modify_pending_order_address",
 		"Change the shipping address of a pending order. Confirm the details with the customer (explicit yes) before calling. Returns the updated order.",
-		modifyPendingOrderAddress)
+		withWrites(modifyPendingOrderAddress))
 	tool.Register("modify_pending_order_items",
 		"Swap items of an order with status exactly 'pending' for other available variants of the same products; item_ids and new_item_ids pair up by position "+
 			"and each new id must differ from its old one. The price difference is charged or refunded with payment_method_id (a gift card must cover it). "+
 			"This can be done only once per order: the status becomes 'pending (item modified)'. Confirm with the customer (explicit yes) before calling. Returns the updated order.",
-		modifyPendingOrderItems)
+		withWrites(modifyPendingOrderItems))
 	tool.Register("modify_pending_order_payment",
 		"Move the payment of a pending order to another of the customer's payment methods (a gift card must cover the amount); the old payment is refunded. "+
 			"Confirm the details with the customer (explicit yes) before calling. Returns the updated order.",
-		modifyPendingOrderPayment)
+		withWrites(modifyPendingOrderPayment))
 	tool.Register("modify_user_address",
 		"Change a customer's default address. Confirm the details with the customer (explicit yes) before calling. Returns the updated user.",
-		modifyUserAddress)
+		withWrites(modifyUserAddress))
 	tool.Register("return_delivered_order_items",
 		"Request a return of items of a delivered order. The refund goes to the order's original payment method or to one of the customer's gift cards. "+
 			"The customer gets an email with return instructions. Confirm the details with the customer (explicit yes) before calling. "+
 			"Returns the order with its status set to 'return requested'.",
-		returnDeliveredOrderItems)
+		withWrites(returnDeliveredOrderItems))
 	tool.Register("transfer_to_human_agents",
 		"Hand the conversation to a human agent with a summary of the issue. Use only when the customer asks for a human or the request cannot be handled with the other tools and the policy.",
 		transferToHumanAgents, ro)

@@ -30,12 +30,34 @@ var (
 // query is the module's records.Query.
 var _ records.Query = query
 
+// The readers send each reader's statements in one host call (batch); a
+// read of everything (the export hook) one statement per call instead, so
+// that no answer holds more than one table.
+func readBatch(f filter) records.Batch {
+	if f.All {
+		return records.Sequential(query)
+	}
+	return batch
+}
+
 func readUsers(ctx context.Context, f filter) ([]*user, error) {
-	return records.ReadUsers(ctx, query, f)
+	res, err := readBatch(f)(ctx, records.UserStatements(f))
+	if err != nil {
+		return nil, err
+	}
+	return records.AssembleUsers(f, res)
 }
 func readOrders(ctx context.Context, f filter) ([]*order, error) {
-	return records.ReadOrders(ctx, query, f)
+	res, err := readBatch(f)(ctx, records.OrderStatements(f))
+	if err != nil {
+		return nil, err
+	}
+	return records.AssembleOrders(f, res)
 }
 func readProducts(ctx context.Context, f filter) ([]*product, error) {
-	return records.ReadProducts(ctx, query, f)
+	res, err := readBatch(f)(ctx, records.ProductStatements(f))
+	if err != nil {
+		return nil, err
+	}
+	return records.AssembleProducts(f, res)
 }

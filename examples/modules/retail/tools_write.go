@@ -97,6 +97,21 @@ func sortedCopy(s []string) []string {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// productsOf lists, once each in order, the products of the order's items
+// with the given ids (ids not in the order are left out: priceDiff
+// reports them).
+func productsOf(o *order, ids []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if pos := firstItem(o, id); pos >= 0 && !seen[o.Items[pos].ProductID] {
+			seen[o.Items[pos].ProductID] = true
+			out = append(out, o.Items[pos].ProductID)
+		}
+	}
+	return out
+}
+
 // --- write tools --------------------------------------------------------------
 
 type cancelIn struct {
@@ -209,6 +224,9 @@ func exchangeDeliveredOrderItems(ctx context.Context, in exchangeIn) (*order, er
 	if len(in.ItemIDs) != len(in.NewItemIDs) {
 		return nil, errors.New("The number of items to be exchanged should match.")
 	}
+	if ctx, err = prefetch(ctx, []string{o.UserID}, productsOf(o, in.ItemIDs)); err != nil {
+		return nil, err
+	}
 	diff, _, err := priceDiff(ctx, o, in.ItemIDs, in.NewItemIDs, false)
 	if err != nil {
 		return nil, err
@@ -284,6 +302,11 @@ func modifyPendingOrderItems(ctx context.Context, in modifyItemsIn) (*order, err
 	}
 	if len(in.ItemIDs) != len(in.NewItemIDs) {
 		return nil, errors.New("The number of items to be exchanged should match")
+	}
+	// the products priceDiff looks up and the user getPaymentMethod reads,
+	// in one host call
+	if ctx, err = prefetch(ctx, []string{o.UserID}, productsOf(o, in.ItemIDs)); err != nil {
+		return nil, err
 	}
 	diff, last, err := priceDiff(ctx, o, in.ItemIDs, in.NewItemIDs, true)
 	if err != nil {

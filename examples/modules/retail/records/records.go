@@ -628,19 +628,73 @@ func (f Filter) sql(stmt, col, orderBy string) (string, []any) {
 	return stmt + " WHERE " + col + " = ? ORDER BY " + orderBy, []any{f.ID}
 }
 
-func (f Filter) rows(ctx context.Context, q Query, stmt, col, orderBy string) ([][]any, error) {
-	s, args := f.sql(stmt, col, orderBy)
-	return q(ctx, s, args...)
+// read is one statement of a reader: the SELECT, the column of the
+// filter, the ORDER BY.
+type read struct{ stmt, col, orderBy string }
+
+func (f Filter) statements(reads []read) []Statement {
+	out := make([]Statement, len(reads))
+	for i, r := range reads {
+		out[i].SQL, out[i].Args = f.sql(r.stmt, r.col, r.orderBy)
+	}
+	return out
+}
+
+// Statement is one statement of a Batch: SQL with ? placeholders bound to
+// Args in order.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// Batch runs statements in order and returns each one's rows (as Query
+// does): the module's one host call per batch (weft_sql_v2), or Sequential
+// over any Query.
+type Batch func(ctx context.Context, stmts []Statement) ([][][]any, error)
+
+// Sequential is the Batch of one Query call per statement.
+func Sequential(q Query) Batch {
+	return func(ctx context.Context, stmts []Statement) ([][][]any, error) {
+		out := make([][][]any, len(stmts))
+		for i, s := range stmts {
+			rows, err := q(ctx, s.SQL, s.Args...)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = rows
+		}
+		return out, nil
+	}
 }
 
 // ReadUsers reads the users f selects (all, or the one with f.ID; none =
 // nil, nil) in pos order, with their payment methods and order ids.
 // Errors: q's, or a cell that does not decode ("retail: <table>: ...").
 func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
-	rows, err := f.rows(ctx, q, "SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos")
+	res, err := Sequential(q)(ctx, UserStatements(f))
 	if err != nil {
 		return nil, err
 	}
+	return AssembleUsers(f, res)
+}
+
+var userReads = []read{
+	{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos"},
+	{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"},
+	{"SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"},
+}
+
+// UserStatements are the 3 statements ReadUsers runs (users,
+// payment_methods, user_orders), for AssembleUsers.
+func UserStatements(f Filter) []Statement { return f.statements(userReads) }
+
+// AssembleUsers builds ReadUsers' answer from the results of
+// UserStatements(f), in order.
+func AssembleUsers(f Filter, res [][][]any) ([]*User, error) {
+	if len(res) != len(userReads) {
+		return nil, fmt.Errorf("retail: users: %d results for %d statements", len(res), len(userReads))
+	}
+	rows := res[0]
 	var users []*User
 	at := map[string]*User{}
 	for _, r := range rows {
@@ -658,9 +712,7 @@ func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
 	if len(users) == 0 {
 		return nil, nil
 	}
-	if rows, err = f.rows(ctx, q, "SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[1]
 	for _, r := range rows {
 		c := Cells{r: r}
 		uid := c.Str()
@@ -672,9 +724,7 @@ func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
 			u.PaymentMethods = append(u.PaymentMethods, m)
 		}
 	}
-	if rows, err = f.rows(ctx, q, "SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[2]
 	for _, r := range rows {
 		c := Cells{r: r}
 		uid, oid := c.Str(), c.Str()
@@ -692,11 +742,36 @@ func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
 // = nil, nil) in pos order, with their items and options, fulfillments
 // and payment history. Errors as ReadUsers.
 func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
-	rows, err := f.rows(ctx, q, "SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, "+
-		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders", "order_id", "pos")
+	res, err := Sequential(q)(ctx, OrderStatements(f))
 	if err != nil {
 		return nil, err
 	}
+	return AssembleOrders(f, res)
+}
+
+var orderReads = []read{
+	{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
+		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders", "order_id", "pos"},
+	{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"},
+	{"SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"},
+	{"SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"},
+	{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"},
+}
+
+// OrderStatements are the 7 statements ReadOrders runs (orders,
+// order_items, order_item_options, fulfillments, fulfillment_tracking_ids,
+// fulfillment_item_ids, payments), for AssembleOrders.
+func OrderStatements(f Filter) []Statement { return f.statements(orderReads) }
+
+// AssembleOrders builds ReadOrders' answer from the results of
+// OrderStatements(f), in order.
+func AssembleOrders(f Filter, res [][][]any) ([]*Order, error) {
+	if len(res) != len(orderReads) {
+		return nil, fmt.Errorf("retail: orders: %d results for %d statements", len(res), len(orderReads))
+	}
+	rows := res[0]
 	var orders []*Order
 	at := map[string]*Order{}
 	for _, r := range rows {
@@ -722,9 +797,7 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 		pos   int64
 	}
 	items := map[sub]*OrderItem{}
-	if rows, err = f.rows(ctx, q, "SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[1]
 	for _, r := range rows {
 		c := Cells{r: r}
 		oid, pos := c.Str(), c.Int()
@@ -737,9 +810,7 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 			items[sub{oid, pos}] = it
 		}
 	}
-	if rows, err = f.rows(ctx, q, "SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[2]
 	for _, r := range rows {
 		c := Cells{r: r}
 		oid, ipos := c.Str(), c.Int()
@@ -754,9 +825,7 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 
 	// Fulfillment positions, in order; pointers into the slices are taken
 	// only once they stop growing.
-	if rows, err = f.rows(ctx, q, "SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[3]
 	var fulPos []sub
 	for _, r := range rows {
 		c := Cells{r: r}
@@ -776,16 +845,13 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 		n[k.Order]++
 	}
 	for _, t := range []struct {
-		stmt string
+		rows [][]any
 		list func(*Fulfillment) *[]string
 	}{
-		{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", func(f *Fulfillment) *[]string { return &f.TrackingID }},
-		{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", func(f *Fulfillment) *[]string { return &f.ItemIDs }},
+		{res[4], func(f *Fulfillment) *[]string { return &f.TrackingID }},
+		{res[5], func(f *Fulfillment) *[]string { return &f.ItemIDs }},
 	} {
-		if rows, err = f.rows(ctx, q, t.stmt, "order_id", "order_id, fulfillment_pos, pos"); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
+		for _, r := range t.rows {
 			c := Cells{r: r}
 			oid, fpos, val := c.Str(), c.Int(), c.Str()
 			if err := c.Check("fulfillments"); err != nil {
@@ -798,9 +864,7 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 		}
 	}
 
-	if rows, err = f.rows(ctx, q, "SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[6]
 	for _, r := range rows {
 		c := Cells{r: r}
 		oid := c.Str()
@@ -819,10 +883,30 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 // none = nil, nil) in pos order, with their variants and options. Errors
 // as ReadUsers.
 func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
-	rows, err := f.rows(ctx, q, "SELECT product_id, name FROM products", "product_id", "pos")
+	res, err := Sequential(q)(ctx, ProductStatements(f))
 	if err != nil {
 		return nil, err
 	}
+	return AssembleProducts(f, res)
+}
+
+var productReads = []read{
+	{"SELECT product_id, name FROM products", "product_id", "pos"},
+	{"SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"},
+	{"SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"},
+}
+
+// ProductStatements are the 3 statements ReadProducts runs (products,
+// variants, variant_options), for AssembleProducts.
+func ProductStatements(f Filter) []Statement { return f.statements(productReads) }
+
+// AssembleProducts builds ReadProducts' answer from the results of
+// ProductStatements(f), in order.
+func AssembleProducts(f Filter, res [][][]any) ([]*Product, error) {
+	if len(res) != len(productReads) {
+		return nil, fmt.Errorf("retail: products: %d results for %d statements", len(res), len(productReads))
+	}
+	rows := res[0]
 	var products []*Product
 	at := map[string]*Product{}
 	for _, r := range rows {
@@ -842,9 +926,7 @@ func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
 	}
 	type key struct{ Product, item string }
 	vars := map[key]*Variant{}
-	if rows, err = f.rows(ctx, q, "SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[1]
 	for _, r := range rows {
 		c := Cells{r: r}
 		pid := c.Str()
@@ -857,9 +939,7 @@ func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
 			vars[key{pid, v.ItemID}] = v
 		}
 	}
-	if rows, err = f.rows(ctx, q, "SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"); err != nil {
-		return nil, err
-	}
+	rows = res[2]
 	for _, r := range rows {
 		c := Cells{r: r}
 		pid, iid := c.Str(), c.Str()
