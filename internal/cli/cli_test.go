@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -258,11 +259,13 @@ func TestRootHelp(t *testing.T) {
 			"weft version --json",
 			"--log-level level",
 			"--log-format format",
-			"version     Print the weft version",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("weft %v: help lacks %q:\n%s", args, want, stdout)
 			}
+		}
+		if !regexp.MustCompile(`(?m)^  version +Print the weft version`).MatchString(stdout) {
+			t.Errorf("weft %v: help does not list the version command:\n%s", args, stdout)
 		}
 		if strings.Contains(stdout, "completion") {
 			t.Errorf("weft %v: help lists the completion command, which is disabled", args)
