@@ -54,7 +54,7 @@ harness). Its policies are not used: every batch names the trainer's server.
 random one printed on stderr). A batch whose tasks would pass --max-pending
 tasks in flight gets 429 with Retry-After. With --queue each task runs as
 one job on a NATS JetStream work queue served by weft worker processes
-(its groups then arrive together when the task is done; no SFT prefixes). The Python client
+(its groups then arrive together when the task is done). The Python client
 clients/python/weft_rollout.py uses only the standard library.`
 
 func newRolloutServiceCmd(a *app) *cobra.Command {

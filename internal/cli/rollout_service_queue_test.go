@@ -22,8 +22,9 @@ import (
 )
 
 // submit posts a batch to the service at url and returns its group lines
-// (in task, turn order, without batch id, time and stream place) and the types of all its lines.
-func submit(t *testing.T, url, token, body string) ([]service.GroupLine, map[string]int) {
+// (in task, turn order, without batch id, time and stream place), its sft
+// lines (in task order, without batch id and time) and the types of all its lines.
+func submit(t *testing.T, url, token, body string) ([]service.GroupLine, []service.SFTLine, map[string]int) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/v1/rollouts", strings.NewReader(body))
 	if err != nil {
@@ -39,6 +40,7 @@ func submit(t *testing.T, url, token, body string) ([]service.GroupLine, map[str
 		t.Fatalf("POST /v1/rollouts: %s", resp.Status)
 	}
 	var groups []service.GroupLine
+	var sfts []service.SFTLine
 	types := map[string]int{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<24)
@@ -61,6 +63,13 @@ func submit(t *testing.T, url, token, body string) ([]service.GroupLine, map[str
 				g.Verl.ExtraInfo.Index = 0 // the group's place in the stream: arrival order
 			}
 			groups = append(groups, g)
+		case "sft":
+			var l service.SFTLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatal(err)
+			}
+			l.BatchID, l.ElapsedMS = "", 0
+			sfts = append(sfts, l)
 		case "task_error":
 			t.Errorf("task error: %s", sc.Text())
 		}
@@ -74,7 +83,8 @@ func submit(t *testing.T, url, token, body string) ([]service.GroupLine, map[str
 		}
 		return groups[i].Turn < groups[j].Turn
 	})
-	return groups, types
+	sort.Slice(sfts, func(i, j int) bool { return sfts[i].TaskID < sfts[j].TaskID })
+	return groups, sfts, types
 }
 
 // The rollout service on the work queue (--queue, service.Queue): an
@@ -123,13 +133,13 @@ func TestRolloutServiceQueue(t *testing.T) {
 		})
 	}
 
-	body := fmt.Sprintf(`{"tasks": ["0", "1", "2", "3"], "group_size": 2, "seed": 5, "sampling": {"seed": 11},
+	body := fmt.Sprintf(`{"tasks": ["0", "1", "2", "3"], "group_size": 2, "seed": 5, "sampling": {"seed": 11}, "sft": {"mode": "prefix"},
 		"policy": {"base_url": %q, "model": "test-model"}}`, policy.URL())
 	start := time.Now()
-	want, wantTypes := submit(t, inProc, token, body)
+	want, wantSFT, wantTypes := submit(t, inProc, token, body)
 	t.Logf("in process: %d groups in %s", len(want), time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	got, gotTypes := submit(t, viaQueue, token, body)
+	got, gotSFT, gotTypes := submit(t, viaQueue, token, body)
 	t.Logf("through the queue (2 workers): %d groups in %s", len(got), time.Since(start).Round(time.Millisecond))
 	if len(want) < 4 {
 		t.Fatalf("in process: %d groups, want at least one per task (4)", len(want))
@@ -151,6 +161,12 @@ func TestRolloutServiceQueue(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("groups through the queue differ from in process (-in process +queue):\n%s", diff)
+	}
+	if len(wantSFT) != 4 {
+		t.Errorf("in process: %d sft lines, want one per task (4)", len(wantSFT))
+	}
+	if diff := cmp.Diff(wantSFT, gotSFT); diff != "" {
+		t.Errorf("sft lines through the queue differ from in process (-in process +queue):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantTypes, gotTypes); diff != "" {
 		t.Errorf("line types (-in process +queue):\n%s", diff)

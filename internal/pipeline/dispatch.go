@@ -322,14 +322,17 @@ type Batch struct {
 	// reads it from.
 	Endpoint config.Endpoint `json:"endpoint"`
 	Sampling config.Sampling `json:"sampling"`
+	// SFT, when set, is the batch's rejection sampling (its Mode only;
+	// Policy and Compare are ignored): the sft unit of a task runs it.
+	SFT *SFTSpec `json:"sft,omitempty"`
 }
 
 // batchPolicy is the name the batch's endpoint policy takes in the spec
 // of WithBatch.
 const batchPolicy = "rollout-service"
 
-// WithBatch returns a runner of u's spec whose grpo stage is b's: b's
-// settings and an endpoint policy of b.Endpoint and b.Sampling (the API
+// WithBatch returns a runner of u's spec whose grpo stage (and sft stage,
+// when b.SFT is set) is b's: b's settings and an endpoint policy of b.Endpoint and b.Sampling (the API
 // key read with getenv). Its error is the endpoint's (an invalid base URL
 // or model).
 func (u *UnitRunner) WithBatch(b *Batch, getenv func(string) string) (*UnitRunner, error) {
@@ -346,5 +349,10 @@ func (u *UnitRunner) WithBatch(b *Batch, getenv func(string) string) (*UnitRunne
 	gp := b.GRPO
 	gp.Policy = batchPolicy
 	s.GRPO = &gp
+	if b.SFT != nil {
+		sp := *b.SFT
+		sp.Policy, sp.Compare = batchPolicy, false
+		s.SFT = &sp
+	}
 	return &UnitRunner{r: newRunner(&s, Options{}), jobs: u.jobs, err: u.err}, nil
 }

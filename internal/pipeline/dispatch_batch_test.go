@@ -25,7 +25,18 @@ func TestUnitRunnerWithBatch(t *testing.T) {
 	if _, ok := w.r.spec.Policies[batchPolicy]; !ok || len(w.r.spec.Policies) != 2 {
 		t.Errorf("batch spec policies %v, want scripted and %s", keys(w.r.spec.Policies), batchPolicy)
 	}
-	if spec.GRPO != nil || len(spec.Policies) != 1 || b.GRPO.Policy != "scripted" {
+	if w.r.spec.SFT != nil {
+		t.Errorf("a batch without sft gave an sft stage %+v", w.r.spec.SFT)
+	}
+	b.SFT = &SFTSpec{Policy: "scripted", Mode: "prefix", Retries: 3, Compare: true}
+	w, err = u.WithBatch(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp := w.r.spec.SFT; sp == nil || sp.Policy != batchPolicy || sp.Mode != "prefix" || sp.Retries != 3 || sp.Compare {
+		t.Errorf("batch sft spec %+v, want prefix mode, 3 retries, no compare, on policy %q", sp, batchPolicy)
+	}
+	if spec.GRPO != nil || spec.SFT != nil || len(spec.Policies) != 1 || b.GRPO.Policy != "scripted" || b.SFT.Policy != "scripted" {
 		t.Errorf("WithBatch changed its inputs: spec grpo %v, policies %v, batch policy %q", spec.GRPO, keys(spec.Policies), b.GRPO.Policy)
 	}
 	if _, err := u.WithBatch(&Batch{Endpoint: config.Endpoint{BaseURL: "ftp://x", Model: "m"}}, nil); err == nil {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/weft-dev/weft/core/task"
@@ -12,12 +11,6 @@ import (
 	"github.com/weft-dev/weft/internal/queue"
 )
 
-// ErrSFTThroughQueue is the error of a task of a batch asking for SFT
-// prefixes when jobs run on the queue (the queue's jobs carry only the
-// batch's GRPO settings): its groups are emitted, then the task ends
-// with this error.
-var ErrSFTThroughQueue = errors.New("service: sft prefixes are not available through the queue (run the service without --queue)")
-
 // Queue runs jobs on a NATS JetStream work queue (internal/queue, served
 // by `weft worker` processes): each task of a batch is one grpo unit
 // (pipeline.Unit{Stage: "grpo", Key: task id}) of its own queue run,
@@ -25,7 +18,9 @@ var ErrSFTThroughQueue = errors.New("service: sft prefixes are not available thr
 // (queue.Run.Batch); a worker runs the task's whole GRPO run against the
 // trainer's endpoint and its result, the task's grpo.jsonl line, gives
 // the task's groups, emitted in turn order when it arrives. So through
-// the queue groups arrive per task, not per turn as in process.
+// the queue groups arrive per task, not per turn as in process. When the
+// batch asks for SFT, the task's sft unit follows on the same run and
+// its result (the task's sft.jsonl line) is emitted as the SFT item.
 // Cancelling a job purges its pending job from the stream.
 type Queue struct {
 	Q *queue.Queue
@@ -38,31 +33,16 @@ type Queue struct {
 func (d *Queue) Run(ctx context.Context, b *Batch, t *task.Task, emit func(Item) error) (*Summary, error) {
 	run := d.Experiment
 	run.ID = queue.NewRunID()
-	ep := *b.ConfigEndpoint()
-	run.Batch = &pipeline.Batch{GRPO: b.GRPO, Endpoint: ep, Sampling: b.Sampling}
-	var res *pipeline.UnitResult
-	err := d.Q.Dispatcher(run).Dispatch(ctx, []pipeline.Unit{{Stage: pipeline.StageGRPO, Key: t.ID}}, func(r pipeline.UnitResult) error {
-		res = &r
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case res == nil:
-		return nil, fmt.Errorf("service: no result of task %s from the queue", t.ID)
-	case res.Infra != nil:
-		return nil, res.Infra
-	case res.Failure != nil:
-		return nil, fmt.Errorf("%s (%s)", res.Failure.Message, res.Failure.Kind)
-	case len(res.Lines) != 1:
-		return nil, fmt.Errorf("service: task %s: %d grpo lines from the queue, want 1", t.ID, len(res.Lines))
-	}
+	run.Batch = &pipeline.Batch{GRPO: b.GRPO, Endpoint: *b.ConfigEndpoint(), Sampling: b.Sampling, SFT: b.SFT}
+	qd := d.Q.Dispatcher(run)
 	var line struct {
 		Result *train.GRPOResult `json:"result"`
 	}
-	if err := json.Unmarshal(res.Lines[0].Value, &line); err != nil || line.Result == nil {
-		return nil, fmt.Errorf("service: task %s: a grpo line that does not decode: %v", t.ID, err)
+	if err := dispatchOne(ctx, qd, pipeline.StageGRPO, t.ID, &line); err != nil {
+		return nil, err
+	}
+	if line.Result == nil {
+		return nil, fmt.Errorf("service: task %s: a grpo line without a result from the queue", t.ID)
 	}
 	for i := range line.Result.Groups {
 		if err := emit(Item{Group: &line.Result.Groups[i]}); err != nil {
@@ -71,7 +51,45 @@ func (d *Queue) Run(ctx context.Context, b *Batch, t *task.Task, emit func(Item)
 	}
 	sum := &Summary{Groups: len(line.Result.Groups), Stopped: line.Result.Stopped, StopReason: line.Result.StopReason}
 	if b.SFT != nil {
-		return sum, ErrSFTThroughQueue
+		var sl struct {
+			Result *train.SampleResult `json:"result"`
+		}
+		if err := dispatchOne(ctx, qd, pipeline.StageSFT, t.ID, &sl); err != nil {
+			return nil, fmt.Errorf("sft: %w", err)
+		}
+		if sl.Result == nil {
+			return nil, fmt.Errorf("sft: task %s: an sft line without a result from the queue", t.ID)
+		}
+		if err := emit(Item{SFT: sl.Result}); err != nil {
+			return nil, err
+		}
 	}
 	return sum, nil
+}
+
+// dispatchOne runs the unit stage/key through qd and decodes its one
+// journal line into line.
+func dispatchOne(ctx context.Context, qd *queue.Dispatcher, stage, key string, line any) error {
+	var res *pipeline.UnitResult
+	err := qd.Dispatch(ctx, []pipeline.Unit{{Stage: stage, Key: key}}, func(r pipeline.UnitResult) error {
+		res = &r
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case res == nil:
+		return fmt.Errorf("service: no result of %s unit %s from the queue", stage, key)
+	case res.Infra != nil:
+		return res.Infra
+	case res.Failure != nil:
+		return fmt.Errorf("%s (%s)", res.Failure.Message, res.Failure.Kind)
+	case len(res.Lines) != 1:
+		return fmt.Errorf("service: %s unit %s: %d lines from the queue, want 1", stage, key, len(res.Lines))
+	}
+	if err := json.Unmarshal(res.Lines[0].Value, line); err != nil {
+		return fmt.Errorf("service: %s unit %s: a line that does not decode: %w", stage, key, err)
+	}
+	return nil
 }
