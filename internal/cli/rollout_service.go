@@ -30,6 +30,7 @@ type rolloutServiceFlags struct {
 	maxPending    int
 	maxBatchTasks int
 	maxGroupSize  int
+	queue         queueFlags
 }
 
 const rolloutServiceLong = `Serve the rollout service: an HTTP API a trainer calls every step to get
@@ -51,7 +52,9 @@ harness). Its policies are not used: every batch names the trainer's server.
 
 /v1 needs "Authorization: Bearer TOKEN" (--token, else $WEFT_TOKEN, else a
 random one printed on stderr). A batch whose tasks would pass --max-pending
-tasks in flight gets 429 with Retry-After. The Python client
+tasks in flight gets 429 with Retry-After. With --queue each task runs as
+one job on a NATS JetStream work queue served by weft worker processes
+(its groups then arrive together when the task is done). The Python client
 clients/python/weft_rollout.py uses only the standard library.`
 
 func newRolloutServiceCmd(a *app) *cobra.Command {
@@ -83,6 +86,7 @@ func newRolloutServiceCmd(a *app) *cobra.Command {
 	fl.IntVar(&f.maxPending, "max-pending", service.DefaultMaxPending, "tasks admitted and not finished, over all batches; a batch past it gets 429")
 	fl.IntVar(&f.maxBatchTasks, "max-batch-tasks", service.DefaultMaxBatchTasks, "tasks of one batch at most (413 past it)")
 	fl.IntVar(&f.maxGroupSize, "max-group-size", service.DefaultMaxGroupSize, "G of one batch at most (413 past it)")
+	f.queue.add(cmd, `run each task's GRPO on a NATS JetStream work queue served by weft worker processes: nats://HOST:PORT, or "embedded" (an in-process server on 127.0.0.1:4222, or embedded://HOST:PORT); overrides rollout.queue; groups then arrive per task, not per turn`)
 	return cmd
 }
 
@@ -142,6 +146,15 @@ func runRolloutService(ctx context.Context, a *app, f *rolloutServiceFlags, file
 		return err
 	}
 	defer b.Close()
+	var disp service.Dispatcher = &service.InProcess{Spec: b.Spec}
+	q, run, closeQueue, err := queueFor(ctx, a, &f.queue, cfg.Rollout.Queue, file, vm, b)
+	if err != nil {
+		return err
+	}
+	defer closeQueue()
+	if q != nil {
+		disp = &service.Queue{Q: q, Experiment: run}
+	}
 	var harnesses []string
 	for name := range b.Harnesses {
 		harnesses = append(harnesses, name)
@@ -150,7 +163,7 @@ func runRolloutService(ctx context.Context, a *app, f *rolloutServiceFlags, file
 	svc, err := service.New(service.Options{
 		Token: token, Tasks: b.Tasks, Harnesses: harnesses, Name: b.Name, Defaults: serviceDefaults(cfg),
 		CheckHarness: func(ctx context.Context, name string) error { return b.CheckResume(ctx, "rollout-service", name) },
-		Dispatcher:   &service.InProcess{Spec: b.Spec},
+		Dispatcher:   disp,
 		Concurrency:  f.concurrency, MaxPending: f.maxPending, MaxBatchTasks: f.maxBatchTasks, MaxGroupSize: f.maxGroupSize,
 		Log: a.log(),
 	})

@@ -79,8 +79,9 @@ func solverPolicy(t *testing.T) func(modeltest.Request) modeltest.Reply {
 
 // startRolloutService runs `weft rollout-service` in process on a free
 // loopback port over configs/tau2-retail.hcl (its first limit tasks) and
-// returns its base URL; it stops at the end of the test.
-func startRolloutService(t *testing.T, token string, limit int) string {
+// returns its base URL; it stops at the end of the test. extra are more
+// flags (a later --registry overrides the test's own).
+func startRolloutService(t *testing.T, token string, limit int, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -88,8 +89,8 @@ func startRolloutService(t *testing.T, token string, limit int) string {
 	sw := &syncWriter{}
 	go func() {
 		defer close(done)
-		Run(ctx, []string{"rollout-service", repoFile("configs", "tau2-retail.hcl"), "--registry", t.TempDir(), "--cache-dir", megamcptest.CacheDir(),
-			"--addr", "127.0.0.1:0", "--token", token, "--json", "--var", fmt.Sprintf("task_limit=%d", limit), "--concurrency", "4"},
+		Run(ctx, append([]string{"rollout-service", repoFile("configs", "tau2-retail.hcl"), "--registry", t.TempDir(), "--cache-dir", megamcptest.CacheDir(),
+			"--addr", "127.0.0.1:0", "--token", token, "--json", "--var", fmt.Sprintf("task_limit=%d", limit), "--concurrency", "4"}, extra...),
 			Env{Stdout: pw, Stderr: sw})
 		pw.Close()
 	}()

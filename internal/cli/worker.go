@@ -177,25 +177,35 @@ SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-q
 // dispatcherFor is weft run's dispatcher when a queue is configured (the
 // --queue flag, else the config's rollout.queue): nil, nil for none.
 func dispatcherFor(ctx context.Context, a *app, qf *queueFlags, cfgQueue, file string, vars map[string]string, b *pipeline.Built) (*queue.Dispatcher, func(), error) {
+	q, run, stop, err := queueFor(ctx, a, qf, cfgQueue, file, vars, b)
+	if q == nil || err != nil {
+		return nil, stop, err
+	}
+	return q.Dispatcher(run), stop, nil
+}
+
+// queueFor opens the queue configured (the --queue flag, else cfgQueue)
+// and returns it with the run descriptor of the experiment b built from
+// file with vars; a nil queue when none is configured.
+func queueFor(ctx context.Context, a *app, qf *queueFlags, cfgQueue, file string, vars map[string]string, b *pipeline.Built) (*queue.Queue, queue.Run, func(), error) {
 	url := qf.url
 	if url == "" {
 		url = cfgQueue
 	}
 	if url == "" {
-		return nil, func() {}, nil
+		return nil, queue.Run{}, func() {}, nil
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, queue.Run{}, nil, err
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, queue.Run{}, nil, err
 	}
 	q, stop, err := qf.open(ctx, a, url)
 	if err != nil {
-		return nil, nil, err
+		return nil, queue.Run{}, nil, err
 	}
-	d := q.Dispatcher(queue.Run{ID: queue.NewRunID(), Config: src, File: abs, Vars: vars, Modules: b.Modules})
-	return d, stop, nil
+	return q, queue.Run{ID: queue.NewRunID(), Config: src, File: abs, Vars: vars, Modules: b.Modules}, stop, nil
 }

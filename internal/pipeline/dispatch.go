@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weft-dev/weft/core/config"
 	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/sdk/failure"
@@ -308,4 +309,50 @@ func (r *runner) retryTask(ctx context.Context, fn func(ctx context.Context) err
 			}
 		}
 	}
+}
+
+// Batch is a rollout-service batch's GRPO settings and policy, carried by
+// a grpo unit's job (queue.Run.Batch) so a worker runs the task against
+// the trainer's endpoint rather than the config's grpo block and policies.
+type Batch struct {
+	// GRPO are the group settings; its Policy field is ignored.
+	GRPO GRPOSpec `json:"grpo"`
+	// Endpoint and Sampling are the trainer's inference server. The API
+	// key never travels: Endpoint.APIKeyEnv names the variable the worker
+	// reads it from.
+	Endpoint config.Endpoint `json:"endpoint"`
+	Sampling config.Sampling `json:"sampling"`
+	// SFT, when set, is the batch's rejection sampling (its Mode only;
+	// Policy and Compare are ignored): the sft unit of a task runs it.
+	SFT *SFTSpec `json:"sft,omitempty"`
+}
+
+// batchPolicy is the name the batch's endpoint policy takes in the spec
+// of WithBatch.
+const batchPolicy = "rollout-service"
+
+// WithBatch returns a runner of u's spec whose grpo stage (and sft stage,
+// when b.SFT is set) is b's: b's settings and an endpoint policy of b.Endpoint and b.Sampling (the API
+// key read with getenv). Its error is the endpoint's (an invalid base URL
+// or model).
+func (u *UnitRunner) WithBatch(b *Batch, getenv func(string) string) (*UnitRunner, error) {
+	pol, err := EndpointPolicy(&b.Endpoint, b.Sampling, getenv)
+	if err != nil {
+		return nil, err
+	}
+	s := *u.r.spec
+	s.Policies = make(map[string]Policy, len(u.r.spec.Policies)+1)
+	for k, v := range u.r.spec.Policies {
+		s.Policies[k] = v
+	}
+	s.Policies[batchPolicy] = pol
+	gp := b.GRPO
+	gp.Policy = batchPolicy
+	s.GRPO = &gp
+	if b.SFT != nil {
+		sp := *b.SFT
+		sp.Policy, sp.Compare = batchPolicy, false
+		s.SFT = &sp
+	}
+	return &UnitRunner{r: newRunner(&s, Options{}), jobs: u.jobs, err: u.err}, nil
 }

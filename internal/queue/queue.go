@@ -148,6 +148,12 @@ type Run struct {
 	// Modules maps each module block's name to the sha256 digest of its
 	// bundle in the coordinator's registry.
 	Modules map[string]string `json:"modules,omitempty"`
+	// Batch, when set, is a rollout-service batch: its grpo units run
+	// with the batch's settings against the trainer's endpoint
+	// (pipeline.UnitRunner.WithBatch; the API key from the worker's
+	// environment variable Batch.Endpoint.APIKeyEnv). The experiment is
+	// built once per config, whatever the batch.
+	Batch *pipeline.Batch `json:"batch,omitempty"`
 }
 
 // NewRunID returns a fresh random run id (16 hex digits).

@@ -198,7 +198,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) bool {
 		w.refuse(ctx, msg, job, ie)
 		return false
 	}
-	res, err := runner.Run(ctx, job.Unit)
+	var res *pipeline.UnitResult
+	if job.Run.Batch != nil {
+		runner, err = runner.WithBatch(job.Run.Batch, os.Getenv)
+	}
+	if err == nil {
+		res, err = runner.Run(ctx, job.Unit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			w.requeue(msg)
