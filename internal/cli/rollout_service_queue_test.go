@@ -177,3 +177,27 @@ func TestRolloutServiceQueue(t *testing.T) {
 		}
 	}
 }
+
+// weft worker refuses an "embedded" queue (it would wait on a server no
+// coordinator publishes to) and a missing --queue, as usage errors.
+func TestWorkerQueueUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "weft worker needs --queue URL"},
+		{[]string{"worker", "--queue", "embedded"}, `"embedded" starts one inside weft run`},
+		{[]string{"worker", "--queue", "embedded://127.0.0.1:4333"}, "a worker connects to the NATS server of a coordinator"},
+	} {
+		code, stdout, stderr := run(t, stamped, tc.args...)
+		if code != ExitUsage {
+			t.Errorf("weft %v: exit %d, want %d (usage); stderr: %s", tc.args, code, ExitUsage, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("weft %v: stderr %q lacks %q", tc.args, stderr, tc.want)
+		}
+		if stdout != "" {
+			t.Errorf("weft %v: stdout = %q, want nothing", tc.args, stdout)
+		}
+	}
+}

@@ -116,6 +116,9 @@ digest refuses the job as an infrastructure failure (module no_such_module)
 and hands it back for another worker. Task and data files are read at the
 paths the config names (one machine, or a shared volume).
 
+Until the server is reachable the worker keeps trying (up to 24 h, so it
+may start before NATS), logging a warning at once and every 10 s.
+
 SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-queue.md.`,
 		Example: `  # Three local workers beside weft run --queue embedded
   weft worker --queue nats://127.0.0.1:4222 &
@@ -126,6 +129,9 @@ SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-q
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if qf.url == "" {
 				return usageErrorf("weft worker needs --queue URL (nats://HOST:PORT)")
+			}
+			if strings.HasPrefix(qf.url, "embedded") {
+				return usageErrorf("weft worker --queue %s: a worker connects to the NATS server of a coordinator (nats://HOST:PORT); \"embedded\" starts one inside weft run or weft rollout-service", qf.url)
 			}
 			if conc < 1 {
 				return usageErrorf("--concurrency must be at least 1, got %d", conc)

@@ -63,8 +63,10 @@ type Queue struct {
 
 // Connect connects to the NATS server at url (reconnecting for ever when
 // it goes away) and creates or updates weft's streams and the workers'
-// consumer. Errors: the server cannot be reached within 10 s, or has no
-// JetStream.
+// consumer. While the server cannot be reached it retries every 250 ms
+// for up to o.Wait, logging a warning at the first failed attempt and
+// every 10 s after. Errors: the server cannot be reached within o.Wait,
+// or has no JetStream.
 func Connect(ctx context.Context, url string, o Options) (*Queue, error) {
 	if o.AckWait <= 0 {
 		o.AckWait = 30 * time.Second
@@ -77,6 +79,7 @@ func Connect(ctx context.Context, url string, o Options) (*Queue, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	deadline := time.Now().Add(o.Wait)
+	var nextWarn time.Time // the first failed attempt is logged at once, then every 10 s
 	var nc *nats.Conn
 	for {
 		var err error
@@ -89,6 +92,12 @@ func Connect(ctx context.Context, url string, o Options) (*Queue, error) {
 		}
 		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("queue: connect %s: %w", url, err)
+		}
+		if now := time.Now(); now.After(nextWarn) {
+			// A worker waits long for its server (it may start first);
+			// say so instead of looking alive and idle.
+			log.Warn("queue: waiting for the NATS server", "url", url, "err", err, "gives_up_in", time.Until(deadline).Round(time.Second).String())
+			nextWarn = now.Add(10 * time.Second)
 		}
 		select {
 		case <-time.After(250 * time.Millisecond):
