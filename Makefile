@@ -246,7 +246,6 @@ fuzz:
 # classification (Toucan readonly_eval), every Toucan server synthesized and
 # validated; then the CPU-per-server benchmark. SHARED_DATA holds
 # tau2-airline/, bfcl-multiturn/ and toucan-mcp/ (make test runs slices).
-COMPOSE_FLAGS ?= --tasks 100 --turns 8 --seed 1 --gen-seeds 4
 SHARED_DATA ?= ../shared/data
 synth-figures:
 	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
@@ -270,8 +269,9 @@ certify:
 compose:
 	$(GO) build -o build/weft-compose ./cmd/weft
 	mkdir -p build/compose
-	build/weft-compose synth compose --server examples/servers/tau2-retail --server examples/servers/tau2-airline $(COMPOSE_FLAGS) --out build/compose/tasks.weft.json --report build/compose/report.json
+	build/weft-compose run configs/synth-compose-gen.hcl --var out=$(CURDIR)/build/compose/tasks.weft.json --out build/compose/gen > build/compose/report.txt
 	cmp build/compose/tasks.weft.json examples/data/compose-tau2/tasks.weft.json
+	cmp build/compose/tasks.states.json examples/data/compose-tau2/tasks.states.json
 	build/weft-compose run configs/synth-compose.hcl --out build/compose/gold --json > build/compose/gold.json
 	build/weft-compose run configs/synth-compose.hcl --var faults_scale=1 --out build/compose/faults --json > build/compose/faults.json
 	python3 scripts/compose-check.py build/compose/gold build/compose/faults

@@ -588,6 +588,10 @@ func (d *decoder) build(root *node, file string) *Config {
 		cfg.Evolve = d.evolve(n, cfg)
 	}
 
+	if n := root.child("compose"); n != nil {
+		cfg.Compose = d.compose(n)
+	}
+
 	if n := root.child("pipeline"); n != nil && n.has("stages") {
 		cfg.Stages = d.stages(n, cfg)
 	}
@@ -599,6 +603,17 @@ func (d *decoder) build(root *node, file string) *Config {
 	cfg.Output.Dir = d.path(out, "dir", false, "output dir")
 	if cfg.Output.Dir == "" {
 		cfg.Output.Dir = filepath.Join(d.dir, "runs", strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	}
+	if c := cfg.Compose; c != nil {
+		if c.Out == "" {
+			c.Out = filepath.Join(cfg.Output.Dir, "tasks.weft.json")
+		}
+		if c.Report == "" {
+			c.Report = strings.TrimSuffix(c.Out, ".json") + ".report.json"
+			if strings.HasSuffix(c.Out, ".weft.json") {
+				c.Report = strings.TrimSuffix(c.Out, ".weft.json") + ".report.json"
+			}
+		}
 	}
 	if out.has("formats") {
 		cfg.Output.Formats = []string{}
@@ -714,6 +729,12 @@ func (d *decoder) stages(n *node, cfg *Config) []string {
 		}
 		return stages
 	}
+	if cfg.Compose != nil {
+		if !slices.Equal(stages, []string{StageCompose}) {
+			d.errorf(n.rng("stages"), "Compose pipeline", "A config with a compose block runs exactly one stage: stages = [\"compose\"].")
+		}
+		return stages
+	}
 	if cfg.Evolve != nil {
 		if !slices.Equal(stages, []string{StageEvolve}) {
 			d.errorf(n.rng("stages"), "Evolve pipeline", "A config with an evolve block runs exactly one stage: stages = [\"evolve\"].")
@@ -825,4 +846,58 @@ func (d *decoder) evolve(n *node, cfg *Config) *Evolve {
 		}
 	}
 	return e
+}
+
+// compose decodes the compose block: at least two server spec
+// directories, each once and each holding a server.json; the knobs with
+// their schema bounds; spread below turns.
+func (d *decoder) compose(n *node) *Compose {
+	c := &Compose{
+		Seed:           uint64(d.integer(n, "seed")),
+		Tasks:          d.integer(n, "tasks"),
+		Turns:          d.integer(n, "turns"),
+		Spread:         d.integer(n, "spread"),
+		GenSeeds:       d.integer(n, "gen_seeds"),
+		PerTool:        d.integer(n, "per_tool"),
+		Rounds:         d.integer(n, "rounds"),
+		Distractors:    d.integer(n, "distractors"),
+		SharedEntities: d.integer(n, "shared_entities"),
+		MaxAttempts:    d.integer(n, "max_attempts"),
+		Out:            d.path(n, "out", false, "compose out"),
+		Report:         d.path(n, "report", false, "compose report"),
+		Source:         n.source(),
+	}
+	seen := map[string]int{}
+	for i, raw := range n.strs("servers") {
+		rng := n.elemRange("servers", i)
+		p := d.resolve(raw)
+		if j, dup := seen[p]; dup {
+			d.errorf(rng, "Duplicate server", "%q is listed twice (first as servers[%d]); each server joins the group once.", raw, j)
+			continue
+		}
+		seen[p] = i
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			d.errorf(rng, "Unknown server", "%q resolves to %s, which does not exist (relative paths are relative to the config file's directory, %s).", raw, p, d.dir)
+			continue
+		case !fi.IsDir():
+			d.errorf(rng, "Unknown server", "%q resolves to %s, which is not a server spec directory.", raw, p)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p, "server.json")); err != nil {
+			d.errorf(rng, "Unknown server", "%s has no server.json: a compose server is a weft.server/v1 spec directory (weft synth env writes one).", p)
+			continue
+		}
+		c.Servers = append(c.Servers, p)
+	}
+	if n.has("servers") && len(n.strs("servers")) < 2 {
+		d.errorf(n.rng("servers"), "Compose needs two servers", "Composition crosses servers: list at least two, got %d.", len(n.strs("servers")))
+	}
+	if n.has("spread") {
+		if c.Spread >= c.Turns {
+			d.errorf(n.rng("spread"), "Invalid spread", "spread must be less than turns (%d), got %d: a task draws its atomic turns from [turns-spread, turns+spread].", c.Turns, c.Spread)
+		}
+	}
+	return c
 }

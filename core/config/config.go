@@ -44,6 +44,8 @@ type Config struct {
 	FTRL *FTRL `json:"ftrl,omitempty"`
 	// Evolve is nil when the file has no evolve block.
 	Evolve *Evolve `json:"evolve,omitempty"`
+	// Compose is nil when the file has no compose block.
+	Compose *Compose `json:"compose,omitempty"`
 	// Stages are the pipeline stages to run, a subsequence of AllStages in
 	// that order; with an ftrl block, exactly [StageFTRL].
 	Stages []string `json:"stages"`
@@ -408,6 +410,30 @@ type Evolve struct {
 	Policy           string   `json:"policy"`
 	Source           *Source  `json:"-"`
 }
+
+// Compose is the compose block: cross-server task composition
+// (core/synth/compose, compose.Options), run by the compose stage.
+// Servers are absolute server spec directories; Out and Report absolute
+// file paths (defaults filled in). Distractors 0 means none.
+type Compose struct {
+	Servers        []string `json:"servers"`
+	Seed           uint64   `json:"seed"`
+	Tasks          int      `json:"tasks"`
+	Turns          int      `json:"turns"`
+	Spread         int      `json:"spread"`
+	GenSeeds       int      `json:"gen_seeds"`
+	PerTool        int      `json:"per_tool"`
+	Rounds         int      `json:"rounds"`
+	Distractors    int      `json:"distractors"`
+	SharedEntities int      `json:"shared_entities"`
+	MaxAttempts    int      `json:"max_attempts"`
+	Out            string   `json:"out"`
+	Report         string   `json:"report"`
+	Source         *Source  `json:"-"`
+}
+
+// StageCompose is the one stage of a config with a compose block.
+const StageCompose = "compose"
 
 // StageEvolve is the one stage of a config with an evolve block.
 const StageEvolve = "evolve"

@@ -194,7 +194,7 @@ var rootSpec = &blockSpec{
 	typ: "",
 	blocks: []*blockSpec{
 		{
-			typ: "module", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
+			typ: "module", label: "name", multi: true, required: true, exemptBy: "ftrl evolve compose",
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
 				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
@@ -215,7 +215,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "tasks", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
+			typ: "tasks", label: "name", multi: true, required: true, exemptBy: "ftrl evolve compose",
 			doc: "A task set: a tau2-bench tasks file and/or weft task files. At least one of `tau2` and `weft`.",
 			attrs: []attrSpec{
 				{name: "tau2", kind: kPath, doc: "A tau2-bench tasks.json, converted to weft tasks (one atomic task per state-changing gold action)."},
@@ -233,7 +233,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "policy", label: "name", multi: true, required: true,
+			typ: "policy", label: "name", multi: true, required: true, exemptBy: "compose",
 			doc: "A policy the rollout, SFT and GRPO stages refer to by name: an OpenAI-compatible endpoint " +
 				"(an `endpoint` block) or the offline scripted policy (a `scripted` block), exactly one of the two.",
 			blocks: []*blockSpec{
@@ -284,7 +284,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "harness", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
+			typ: "harness", label: "name", multi: true, required: true, exemptBy: "ftrl evolve compose",
 			doc: "A harness: a built-in one (`builtin`) or a plugin binary (`binary`), exactly one. " +
 				"`harness \"react\" {}` with neither means the built-in of the label's name.",
 			attrs: []attrSpec{
@@ -295,7 +295,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "view", label: "name", multi: true, required: true, exemptBy: "ftrl evolve",
+			typ: "view", label: "name", multi: true, required: true, exemptBy: "ftrl evolve compose",
 			doc: "A task view episodes run under: \"agentic\" (the whole brief up front) or \"simuser\" " +
 				"(a simulated user revealing one request at a time). The block has no attributes.",
 		},
@@ -336,7 +336,7 @@ var rootSpec = &blockSpec{
 			},
 		},
 		{
-			typ: "rollout", required: true,
+			typ: "rollout", required: true, exemptBy: "compose",
 			doc: "How episodes run.",
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the agent."},
@@ -435,6 +435,29 @@ var rootSpec = &blockSpec{
 				{name: "server", kind: kPath, doc: "A weft.server/v1 server as shipped (examples/servers/tau2-retail); with tau2_tasks or tasks."},
 				{name: "tau2_tasks", kind: kPath, doc: "tau2 tasks.json, converted on the server with the gold replay."},
 				{name: "tasks", kind: kPath, doc: "A weft.tasks/v1 file over the server."},
+			},
+		},
+		{
+			typ: "compose",
+			doc: "Composition of cross-server tasks (core/synth/compose, docs/certification.md \"Composition\"), run offline by the `compose` stage " +
+				"(`weft run FILE` or `weft synth compose --config FILE`): certified atomic tasks generated per server, sampled into DAGs " +
+				"across the servers, grounded in three rounds into each task's initial state and re-certified; writes a weft.tasks/v1 file " +
+				"and a weft.synth-compose/v1 report. With a compose block the module, tasks, policy, rollout, harness and view blocks are " +
+				"not needed, and the pipeline's stages are exactly [\"compose\"].",
+			attrs: []attrSpec{
+				{name: "servers", kind: kPaths, required: true, doc: "weft.server/v1 server spec directories (examples/servers/tau2-retail), at least two, each once: the lifecycle group of every composed task."},
+				{name: "seed", kind: kInt, dflt: 1, min: bound(0), doc: "Seed of the atomic pool's bindings, the sampling and the distractors: the same seed gives byte-identical task and state files."},
+				{name: "tasks", kind: kInt, dflt: 100, min: bound(1), max: bound(100000), doc: "Composed tasks to make."},
+				{name: "turns", kind: kInt, dflt: 20, min: bound(2), max: bound(200), doc: "Median atomic turns (atomic tasks) per composed task (WEFT's median is 20)."},
+				{name: "spread", kind: kInt, dflt: 0, def: "turns/4", min: bound(0), doc: "Each task draws its atomic turns uniformly from [turns-spread, turns+spread] (at least 2); must be less than turns."},
+				{name: "gen_seeds", kind: kInt, dflt: 6, min: bound(1), max: bound(64), doc: "Binding seeds of the atomic pool per server (one `weft synth tasks` generation each)."},
+				{name: "per_tool", kind: kInt, dflt: 0, def: "0 (the generator's 6)", min: bound(0), doc: "Candidates per tool per generation round."},
+				{name: "rounds", kind: kInt, dflt: 0, def: "0 (the generator's 5)", min: bound(0), doc: "Generation rounds at most."},
+				{name: "distractors", kind: kInt, dflt: 2, min: bound(0), max: bound(16), hint: " (0 = no context enrichment)", doc: "Near-miss distractor rows per bound entity in context enrichment (grounding round 3)."},
+				{name: "shared_entities", kind: kInt, dflt: 0, min: bound(0), max: bound(1000), hint: " (0 = none)", doc: "People bound in two servers' users at once (the same name and email in both, grounded in round 1 in both): they give after edges across servers."},
+				{name: "max_attempts", kind: kInt, dflt: 0, def: "0 (3 x tasks)", min: bound(0), doc: "Composed samples tried at most; a sample that fails re-certification is counted by reason and another drawn."},
+				{name: "out", kind: kOutPath, def: "`output.dir`/tasks.weft.json", doc: "The weft.tasks/v1 file written."},
+				{name: "report", kind: kOutPath, def: "`out` with .report.json", doc: "The weft.synth-compose/v1 report written."},
 			},
 		},
 		{

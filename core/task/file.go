@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -56,8 +57,18 @@ var (
 // one JSON object; unknown fields and trailing data are errors), checks that
 // task ids are non-empty and unique, and validates every task (see
 // (*Task).Validate). Errors are *Error naming the task, atomic task and
-// field.
+// field. A file naming a state set ("states", see SaveSplit) loads with
+// the states unresolved: LoadFile resolves them.
 func Load(r io.Reader) ([]*Task, error) {
+	f, err := load(r)
+	if err != nil {
+		return nil, err
+	}
+	return f.Tasks, nil
+}
+
+// load is Load returning the file (its States unresolved).
+func load(r io.Reader) (*File, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -80,7 +91,7 @@ func Load(r io.Reader) ([]*Task, error) {
 	if err := validateAll(f.Tasks); err != nil {
 		return nil, err
 	}
-	return f.Tasks, nil
+	return &f, nil
 }
 
 // normalize fills what the format lets a file leave out: reference-call
@@ -105,11 +116,14 @@ func LoadFile(path string) ([]*Task, error) {
 		return nil, err
 	}
 	defer f.Close()
-	tasks, err := Load(f)
+	file, err := load(f)
+	if err == nil {
+		err = resolveStates(file, filepath.Dir(path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return tasks, nil
+	return file.Tasks, nil
 }
 
 // Save validates tasks as Load does and writes them as a weft task file:

@@ -185,7 +185,11 @@ type Task struct {
 
 // File is a weft task file: {"format": "weft.tasks/v1", "tasks": [...]}.
 type File struct {
-	Format string  `json:"format"`
+	Format string `json:"format"`
+	// States, when set, names a weft.state-set/v1 file (relative to the
+	// task file's directory) holding the tasks' initial states
+	// (SaveSplit); LoadFile fills each task's InitialState from it.
+	States string  `json:"states,omitempty"`
 	Tasks  []*Task `json:"tasks"`
 }
 

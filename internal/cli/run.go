@@ -152,6 +152,16 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 		}
 		return runFTRL(ctx, a, cfg, file, out)
 	}
+	if cfg.Compose != nil {
+		if pf.only {
+			return a.print(runResult{Dir: out}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "%s: a compose run is offline, nothing to preflight\n", file)
+				return err
+			})
+		}
+		fmt.Fprintf(a.env.Stderr, "weft run: %s -> %s (compose)\n", file, cfg.Compose.Out)
+		return runComposeConfig(ctx, a, cfg.Compose)
+	}
 	if cfg.Evolve != nil {
 		if pf.only {
 			return a.print(runResult{Dir: out}, func(w io.Writer) error {

@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-dev/weft/core/config"
 	"github.com/weft-dev/weft/core/synth/compose"
+	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -16,6 +22,7 @@ import (
 type composeFlags struct {
 	seed                                       uint64
 	tasks, turns, spread, genSeeds, distractor int
+	shared                                     int
 }
 
 func (c *composeFlags) add(cmd *cobra.Command) {
@@ -25,17 +32,19 @@ func (c *composeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&c.spread, "spread", 0, "atomic turns vary in [turns-spread, turns+spread] (default turns/4)")
 	cmd.Flags().IntVar(&c.genSeeds, "gen-seeds", 6, "binding seeds of the atomic pool per server (weft synth tasks runs)")
 	cmd.Flags().IntVar(&c.distractor, "distractors", 2, "near-miss distractors per bound entity in context enrichment (-1: none)")
+	cmd.Flags().IntVar(&c.shared, "shared-entities", 0, "people bound in two servers' users at once (same user_id, names, email): after edges across servers")
 }
 
 func (c *composeFlags) options() compose.Options {
-	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor}
+	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor, SharedEntities: c.shared}
 }
 
 func newSynthComposeCmd(a *app) *cobra.Command {
 	tf := &taskEnvFlags{}
 	cf := &composeFlags{}
+	var configFile string
 	cmd := &cobra.Command{
-		Use:   "compose --server DIR --server DIR",
+		Use:   "compose (--server DIR --server DIR ... | --config FILE)",
 		Short: "Compose certified atomic tasks of several servers into grounded cross-server tasks",
 		Long: `Compose cross-server tasks (docs/certification.md, "Composition"): certified
 atomic tasks are generated per server (as weft synth tasks does, over
@@ -52,50 +61,106 @@ same bytes.`,
   weft synth compose --server examples/servers/tau2-retail --server examples/servers/tau2-airline --tasks 10 --turns 8 --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile != "" {
+				if len(tf.servers) > 0 {
+					return usageErrorf("give --config or --server, not both")
+				}
+				cfg, diags := config.Load(configFile, config.LoadOptions{})
+				for _, d := range diags {
+					fmt.Fprintln(a.env.Stderr, config.FormatDiagnostic(d))
+				}
+				if cfg == nil || diags.HasErrors() {
+					return fmt.Errorf("%s: invalid config: %s", configFile, countErrors(diags))
+				}
+				if cfg.Compose == nil {
+					return usageErrorf("%s has no compose block", configFile)
+				}
+				return runComposeConfig(cmd.Context(), a, cfg.Compose)
+			}
 			if len(tf.servers) < 2 {
-				return usageErrorf("give at least two --server DIR")
+				return usageErrorf("give at least two --server DIR (or --config FILE with a compose block)")
 			}
-			var servers []*spec.Server
-			for _, d := range tf.servers {
-				s, err := spec.Load(d)
-				if err != nil {
-					return err
-				}
-				servers = append(servers, s)
-			}
-			log := a.log()
-			opts := cf.options()
-			opts.Progress = func(msg string) { log.Info("compose", "progress", msg) }
-			res, err := compose.Run(cmd.Context(), servers, opts)
-			if err != nil {
-				return err
-			}
-			if err := writeOutputs(tf, res.Tasks, res.Report); err != nil {
-				return err
-			}
-			r := res.Report
-			return a.print(r, func(w io.Writer) error {
-				fmt.Fprintf(w, "servers %s, seed %d: %d composed of %d sampled (median %.1f atomic turns)\n",
-					strings.Join(r.Servers, ", "), r.Seed, r.Composed, r.Attempts, r.TurnsMedian)
-				for _, p := range r.Pools {
-					fmt.Fprintf(w, "  pool %s: %d generated, %d certified, %d pruned, %d kept, %d in the pool\n", p.Server, p.Generated, p.Certified, p.Pruned, p.Kept, p.Pool)
-				}
-				fmt.Fprintf(w, "rejected: %s\n", countsText(r.RejectedBy))
-				fmt.Fprintf(w, "atomic turns: %s\n", histText(r.AtomicTurns))
-				fmt.Fprintf(w, "servers per task: %s\n", histText(r.ServersPerTask))
-				fmt.Fprintf(w, "after edges %d, roots %d; tools covered %d of %d\n", r.Edges, r.Roots, r.ToolsCovered, r.ToolsPossible)
-				g := r.Grounding
-				fmt.Fprintf(w, "grounding: rows %d entity + %d relation + %d context (%d distractors dropped); uniqueness checks %d, failed %d\n",
-					g.EntityRows, g.RelationRows, g.ContextRows, g.DistractorsDropped, g.UniquenessChecks, g.UniquenessFailed)
-				fmt.Fprintf(w, "wrote %s and %s\n", tf.out, tf.reportPath())
-				return nil
-			})
+			return composeAndReport(cmd.Context(), a, tf.servers, cf.options(), tf.out, tf.reportPath())
 		},
 	}
 	tf.add(cmd, "synth-compose.weft.json")
 	cmd.Flags().MarkHidden("wasm")
 	cf.add(cmd)
+	cmd.Flags().StringVar(&configFile, "config", "", "an HCL config with a compose block (configs/synth-compose-gen.hcl) instead of the flags")
 	return cmd
+}
+
+// composeOptions maps a compose block to compose.Options (distractors
+// 0 = none).
+func composeOptions(c *config.Compose) compose.Options {
+	d := c.Distractors
+	if d == 0 {
+		d = -1
+	}
+	return compose.Options{Seed: c.Seed, Tasks: c.Tasks, Turns: c.Turns, Spread: c.Spread, GenSeeds: c.GenSeeds,
+		PerTool: c.PerTool, Rounds: c.Rounds, Distractors: d, SharedEntities: c.SharedEntities, MaxAttempts: c.MaxAttempts}
+}
+
+// runComposeConfig runs a compose block (weft run FILE, weft synth compose
+// --config FILE).
+func runComposeConfig(ctx context.Context, a *app, c *config.Compose) error {
+	for _, p := range []string{c.Out, c.Report} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+	}
+	return composeAndReport(ctx, a, c.Servers, composeOptions(c), c.Out, c.Report)
+}
+
+// composeAndReport loads the servers, composes, writes the tasks and the
+// report, and prints the summary (or with --json the report).
+func composeAndReport(ctx context.Context, a *app, dirs []string, opts compose.Options, out, reportPath string) error {
+	var servers []*spec.Server
+	for _, d := range dirs {
+		s, err := spec.Load(d)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, s)
+	}
+	opts.Progress = func(msg string) { fmt.Fprintf(a.env.Stderr, "weft compose: %s\n", msg) }
+	res, err := compose.Run(ctx, servers, opts)
+	if err != nil {
+		return err
+	}
+	if err := writeCompose(res, out, reportPath); err != nil {
+		return err
+	}
+	r := res.Report
+	return a.print(r, func(w io.Writer) error {
+		fmt.Fprintf(w, "servers %s, seed %d: %d composed of %d sampled (median %.1f atomic turns)\n",
+			strings.Join(r.Servers, ", "), r.Seed, r.Composed, r.Attempts, r.TurnsMedian)
+		for _, p := range r.Pools {
+			fmt.Fprintf(w, "  pool %s: %d generated, %d certified, %d pruned, %d kept, %d in the pool\n", p.Server, p.Generated, p.Certified, p.Pruned, p.Kept, p.Pool)
+		}
+		fmt.Fprintf(w, "rejected: %s\n", countsText(r.RejectedBy))
+		fmt.Fprintf(w, "atomic turns: %s\n", histText(r.AtomicTurns))
+		fmt.Fprintf(w, "servers per task: %s\n", histText(r.ServersPerTask))
+		fmt.Fprintf(w, "after edges %d (%d across servers), roots %d; tools covered %d of %d\n", r.Edges, r.CrossEdges, r.Roots, r.ToolsCovered, r.ToolsPossible)
+		g := r.Grounding
+		fmt.Fprintf(w, "grounding: rows %d entity + %d relation + %d context (%d distractors dropped); uniqueness checks %d, failed %d\n",
+			g.EntityRows, g.RelationRows, g.ContextRows, g.DistractorsDropped, g.UniquenessChecks, g.UniquenessFailed)
+		fmt.Fprintf(w, "wrote %s, %s and %s\n", out, task.StatesPath(out), reportPath)
+		return nil
+	})
+}
+
+// writeCompose writes the composed tasks (their initial states in one
+// state set beside them, task.SaveSplit) and the report.
+func writeCompose(res *compose.Result, out, reportPath string) error {
+	if err := task.SaveSplit(out, res.Tasks); err != nil {
+		return err
+	}
+	rb, err := json.MarshalIndent(res.Report, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(reportPath, append(rb, '\n'), 0o644)
 }
 
 func countsText(m map[string]int) string {

@@ -38,6 +38,9 @@ type Options struct {
 	PerTool, Rounds int
 	// Distractors per entity of context enrichment (default 2; -1: none).
 	Distractors int
+	// SharedEntities is the number of people bound in two servers' users
+	// at once (same name and email; see shareEntities); 0: none.
+	SharedEntities int
 	// MaxAttempts bounds the samples tried (default 3 * Tasks).
 	MaxAttempts int
 	// Progress, when set, is told what is being done.
@@ -104,11 +107,17 @@ type Report struct {
 	// Edges are the After edges of all composed tasks; Roots the atomic
 	// tasks with none (the parallel branches' starts).
 	Edges int `json:"edges"`
-	Roots int `json:"roots"`
+	// CrossEdges are the Edges between atomic tasks of different servers.
+	CrossEdges int `json:"cross_edges"`
+	Roots      int `json:"roots"`
 	// Coverage: the pool's tools used by at least one composed task.
 	ToolsCovered  int            `json:"tools_covered"`
 	ToolsPossible int            `json:"tools_possible"`
 	ToolUses      map[string]int `json:"tool_uses"`
+	// SharedEntities is the people bound in two servers' users;
+	// SharedAtoms the pool's atomic tasks bound to one of them.
+	SharedEntities int `json:"shared_entities"`
+	SharedAtoms    int `json:"shared_atoms"`
 	// Grounding sums the figures of the composed tasks' groundings.
 	Grounding GroundStats `json:"grounding"`
 	// StateBytes is the total size of the composed tasks' initial states.
@@ -130,6 +139,10 @@ type atom struct {
 	keys   map[string]bool // key values of those rows
 	uses   map[string]bool // binding values and argument leaves
 	src    string
+	// person is the shared person (user_id) the atomic task is bound to,
+	// "" when none.
+	person   string
+	personIn map[int]bool // the servers holding person
 }
 
 // Run composes tasks over servers (at least two; their names are the
@@ -147,23 +160,8 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 	}
 	rep := &Report{Format: ReportFormat, Seed: opts.Seed, Turns: opts.Turns, RejectedBy: map[string]int{},
 		AtomicTurns: map[int]int{}, ServersPerTask: map[int]int{}, ToolUses: map[string]int{}}
-	env, err := tasks.SpecEnv(ctx, module.Config{}, servers...)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]*module.Manifest, len(env.Modules))
-	for i, m := range env.Modules {
-		names[i] = m.Manifest()
-	}
-	exposed := module.ToolNames(names)
-	rename := make([]map[string]string, len(servers))
-	for i, m := range names {
-		rename[i] = map[string]string{}
-		for j, t := range m.Tools {
-			rename[i][t.Name] = exposed[i][j]
-		}
-	}
-	var pool []*atom
+	// 1. The atomic pool per server, on the servers as given.
+	gen := make([][]*task.Task, len(servers))
 	for si, s := range servers {
 		rep.Servers = append(rep.Servers, s.Name)
 		sp := ServerPool{Server: s.Name, ByReason: map[tasks.Reason]int{}}
@@ -189,24 +187,78 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 				if len(t.Atomic) != 1 {
 					continue
 				}
-				a := t.Atomic[0]
-				k, _ := json.Marshal(a.Reference)
+				k, _ := json.Marshal(t.Atomic[0].Reference)
 				if seen[string(k)] {
 					continue
 				}
 				seen[string(k)] = true
-				at, err := newAtom(ctx, env, si, a, rename[si], t)
-				if err != nil {
-					return nil, err
-				}
-				if at != nil {
-					pool = append(pool, at)
-					sp.Pool++
-				}
+				gen[si] = append(gen[si], t)
 			}
 		}
 		senv.Store.Close()
 		rep.Pools = append(rep.Pools, sp)
+	}
+	// 2. Shared entities: people bound in server 0 and another server.
+	grouped, sh, err := shareEntities(servers, gen, opts.SharedEntities)
+	if err != nil {
+		return nil, err
+	}
+	shared := map[string]map[int]bool{} // person id -> servers holding them
+	for si, pairs := range sh {
+		for _, pp := range pairs {
+			if shared[pp[1].id] == nil {
+				shared[pp[1].id] = map[int]bool{0: true}
+			}
+			shared[pp[1].id][si] = true
+			rep.SharedEntities++
+		}
+	}
+	// 3. The group over the (rewritten) servers; each atomic task renamed
+	// to the group's tools and run on its seed.
+	env, err := tasks.SpecEnv(ctx, module.Config{}, grouped...)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]*module.Manifest, len(env.Modules))
+	for i, m := range env.Modules {
+		names[i] = m.Manifest()
+	}
+	exposed := module.ToolNames(names)
+	rename := make([]map[string]string, len(servers))
+	for i, m := range names {
+		rename[i] = map[string]string{}
+		for j, t := range m.Tools {
+			rename[i][t.Name] = exposed[i][j]
+		}
+	}
+	var pool []*atom
+	for si := range servers {
+		for _, t := range gen[si] {
+			a := t.Atomic[0]
+			pid := ""
+			if si == 0 {
+				if id := a.Bindings["user_id"]; shared[id] != nil {
+					pid = id
+				}
+			} else if pairs := sh[si]; pairs != nil {
+				a, pid = rebind(a, pairs)
+			}
+			at, err := newAtom(ctx, env, si, a, rename[si], t)
+			if err != nil {
+				return nil, err
+			}
+			if at != nil {
+				at.person = pid
+				if pid != "" {
+					at.personIn = shared[pid]
+				}
+				pool = append(pool, at)
+				rep.Pools[si].Pool++
+				if pid != "" {
+					rep.SharedAtoms++
+				}
+			}
+		}
 	}
 	toolSet := map[string]bool{}
 	for _, a := range pool {
@@ -256,7 +308,14 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 			srv[a.server] = true
 		}
 		rep.ServersPerTask[len(srv)]++
-		for _, a := range t.Atomic {
+		for i, a := range t.Atomic {
+			for _, b := range a.After {
+				var j int
+				fmt.Sscanf(b, "a%d", &j)
+				if j >= 1 && chosen[j-1].server != chosen[i].server {
+					rep.CrossEdges++
+				}
+			}
 			rep.Edges += len(a.After)
 			if len(a.After) == 0 {
 				rep.Roots++
@@ -346,8 +405,12 @@ func execCalls(cs []task.Call) []tasks.ExecCall {
 }
 
 // depends reports whether b, after a, depends on it: b writes a row a
-// writes, or names a row a changes.
+// writes, names a row a changes, or is bound to the shared person a
+// changed something for in another server.
 func depends(a, b *atom) bool {
+	if a.person != "" && a.person == b.person && a.server != b.server && len(a.writes) > 0 {
+		return true
+	}
 	for k := range b.writes {
 		if a.writes[k] {
 			return true
@@ -468,11 +531,17 @@ func sample(pool []*atom, servers, n int, uses map[string]int, rng *rand.Rand) [
 func followUp(pool []*atom, a *atom, rng *rand.Rand) *atom {
 	var cands []*atom
 	for _, r := range pool {
-		if r.server != a.server || len(r.writes) > 0 || len(r.a.Bindings) != 1 {
+		if len(r.writes) > 0 || len(r.a.Bindings) != 1 {
 			continue
 		}
 		for k := range r.a.Bindings {
-			if v, ok := a.a.Bindings[k]; ok && a.keys[v] {
+			switch {
+			case r.server == a.server:
+				if v, ok := a.a.Bindings[k]; ok && a.keys[v] {
+					cands = append(cands, r)
+				}
+			case k == "user_id" && a.person != "" && a.personIn[r.server]:
+				// The same person's record in the other server.
 				cands = append(cands, r)
 			}
 		}
@@ -486,6 +555,9 @@ func followUp(pool []*atom, a *atom, rng *rand.Rand) *atom {
 		key, old = k, v
 	}
 	nv := a.a.Bindings[key]
+	if r.server != a.server {
+		nv = a.person
+	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	sub := func(raw json.RawMessage) json.RawMessage {
 		if len(raw) == 0 {
@@ -494,6 +566,9 @@ func followUp(pool []*atom, a *atom, rng *rand.Rand) *atom {
 		return json.RawMessage(strings.ReplaceAll(string(raw), q(old), q(nv)))
 	}
 	f := &atom{server: r.server, tool: r.tool, writes: map[string]bool{}, keys: map[string]bool{}, uses: map[string]bool{nv: true}, src: r.src + "@" + a.src}
+	if r.server != a.server {
+		f.person, f.personIn = a.person, a.personIn
+	}
 	f.a = r.a
 	f.a.Bindings = map[string]string{key: nv}
 	f.a.Request = strings.ReplaceAll(r.a.Request, old, nv)

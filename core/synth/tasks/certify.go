@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/task"
@@ -179,6 +181,14 @@ type Options struct {
 	// to the version of env's store its atomic task 1 starts from (e.g. a
 	// grounded snapshot); nil: only "" (the Env's seed) is accepted.
 	Initial func(t *task.Task, env *Env) (*state.Version, error)
+	// Fresh turns off the reuse of certification (same verdicts, slower;
+	// the peer of BenchmarkCertifyComposite and of the equality test):
+	// every dropped-step variant reruns the whole reference from init_k
+	// instead of resuming from the snapshot before the dropped call, and
+	// every init_k's value index is built from a full export instead of
+	// the task's first state plus the diff to init_k (the Env keeps the
+	// indexes of the states it has seen across Certify calls).
+	Fresh bool
 }
 
 // Certify certifies every task against the Env its modules resolve to and
@@ -215,7 +225,10 @@ func Certify(ctx context.Context, ts []*task.Task, resolve Resolver, opts Option
 		rep.ByReason[r] = 0
 	}
 	var certified []*task.Task
-	idx := newIndexCache()
+	var idx *indexCache
+	if opts.Fresh {
+		idx = newIndexCache()
+	}
 	for i, t := range ts {
 		tr, err := certifyTask(ctx, t, resolve, opts, idx)
 		if err != nil {
@@ -274,6 +287,12 @@ func certifyTask(ctx context.Context, t *task.Task, resolve Resolver, opts Optio
 	if err != nil {
 		return reject(ReasonNoEnv, err.Error()), nil
 	}
+	if idx == nil {
+		idx = env.index
+		if idx == nil {
+			idx = newIndexCache()
+		}
+	}
 	from := env.Seed
 	if opts.Initial != nil {
 		v, err := opts.Initial(t, env)
@@ -290,7 +309,7 @@ func certifyTask(ctx context.Context, t *task.Task, resolve Resolver, opts Optio
 	var all []Call
 	for _, k := range t.Order() {
 		a := &t.Atomic[k]
-		ar, run, err := certifyAtomic(ctx, env, t, a, from, base, opts, idx, &tr)
+		ar, run, err := certifyAtomic(ctx, env, t, a, start, from, base, opts, idx, &tr)
 		if err != nil {
 			return tr, err
 		}
@@ -367,13 +386,17 @@ func verifyOn(ctx context.Context, t *task.Task, run *Run, final *state.Version,
 	return verify.Verify(ctx, verify.Input{Task: t, Ledger: ledger, Messages: msgs}, ev)
 }
 
-func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, from *state.Version, base int, opts Options, idx *indexCache, tr *TaskResult) (AtomicResult, *Run, error) {
+func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, start, from *state.Version, base int, opts Options, idx *indexCache, tr *TaskResult) (AtomicResult, *Run, error) {
 	ar := AtomicResult{ID: a.ID, Calls: len(a.Reference)}
 	rej := func(r Reason, detail string, call *FailedCall, check *int) {
 		ar.Rejections = append(ar.Rejections, Rejection{Task: t.ID, Atomic: a.ID, Reason: r, Detail: detail, Call: call, Check: check})
 	}
 	calls := execCalls(a.Reference)
-	run1, err := env.Exec(ctx, from, opts.Seeds[0], calls)
+	exec1 := env.ExecSteps
+	if opts.Fresh {
+		exec1 = env.Exec
+	}
+	run1, err := exec1(ctx, from, opts.Seeds[0], calls)
 	if err != nil {
 		return ar, nil, err
 	}
@@ -468,12 +491,22 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 			}
 			if !ar.ReadOnly {
 				for _, w := range writes {
-					dropped := make([]ExecCall, 0, len(calls)-1)
-					dropped = append(dropped, calls[:w]...)
-					dropped = append(dropped, calls[w+1:]...)
-					rd, err := env.Exec(ctx, from, opts.Seeds[0], dropped)
-					if err != nil {
-						return ar, nil, err
+					var rd *Run
+					if run1.Before != nil {
+						// Resume from the state before call w: the calls
+						// before it are run1's (same state, same seed).
+						rest, err := env.Exec(ctx, run1.Before[w], opts.Seeds[0], calls[w+1:])
+						if err != nil {
+							return ar, nil, err
+						}
+						rd = &Run{From: from, Final: rest.Final, Calls: append(slices.Clone(run1.Calls[:w]), rest.Calls...)}
+					} else {
+						dropped := make([]ExecCall, 0, len(calls)-1)
+						dropped = append(dropped, calls[:w]...)
+						dropped = append(dropped, calls[w+1:]...)
+						if rd, err = env.Exec(ctx, from, opts.Seeds[0], dropped); err != nil {
+							return ar, nil, err
+						}
 					}
 					cpd, err := score(rd.Final, rd)
 					if err != nil {
@@ -492,7 +525,13 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 	}
 	// 4. Bindings.
 	if len(a.Bindings) > 0 {
-		in, err := idx.of(from)
+		var in func(string) bool
+		var err error
+		if opts.Fresh {
+			in, err = idx.present(from, from)
+		} else {
+			in, err = idx.present(start, from)
+		}
 		if err != nil {
 			return ar, nil, err
 		}
@@ -504,7 +543,7 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 		sort.Strings(keys)
 		for _, k := range keys {
 			for _, v := range bindingValues(k, a.Bindings[k]) {
-				if !in[v] && !added[v] {
+				if !in(v) && !added[v] {
 					rej(ReasonBindingNotFound, fmt.Sprintf("binding %s=%q names nothing in the initial state", k, v), nil, nil)
 				}
 			}
@@ -541,19 +580,65 @@ func bindingValues(key, v string) []string {
 	return []string{v}
 }
 
-// indexCache holds the value index of each state by hash.
+// indexCache holds the value index of each state by hash: for every
+// value, the number of cells whose leaves (see of) hold it. Safe for
+// concurrent use.
 type indexCache struct {
-	m map[state.Hash]map[string]bool
+	mu sync.Mutex
+	m  map[state.Hash]map[string]int
 }
 
-func newIndexCache() *indexCache { return &indexCache{m: map[state.Hash]map[string]bool{}} }
+func newIndexCache() *indexCache { return &indexCache{m: map[state.Hash]map[string]int{}} }
 
-// of returns the set of every scalar value of v (strings as they are,
-// numbers in JSON form), JSON documents and JSON text in string cells
-// walked to their leaves, object keys included.
-func (c *indexCache) of(v *state.Version) (map[string]bool, error) {
+// present reports which values appear in v, from the index of base (built
+// once by a full export) and the diff from base to v (O(changed rows)).
+func (c *indexCache) present(base, v *state.Version) (func(string) bool, error) {
+	counts, err := c.of(base)
+	if err != nil {
+		return nil, err
+	}
+	if base == v || base.Hash() == v.Hash() {
+		return func(x string) bool { return counts[x] > 0 }, nil
+	}
+	delta := map[string]int{}
+	for _, td := range state.Diff(base, v).Tables {
+		for _, r := range td.Added {
+			for _, x := range r.Values {
+				countLeaves(delta, x, 1)
+			}
+		}
+		for _, r := range td.Removed {
+			for _, x := range r.Values {
+				countLeaves(delta, x, -1)
+			}
+		}
+		for _, r := range td.Changed {
+			for _, col := range r.Columns {
+				countLeaves(delta, col.Old, -1)
+				countLeaves(delta, col.New, 1)
+			}
+		}
+	}
+	return func(x string) bool { return counts[x]+delta[x] > 0 }, nil
+}
+
+func countLeaves(m map[string]int, x any, d int) {
+	set := map[string]bool{}
+	addLeaves(set, x)
+	for k := range set {
+		m[k] += d
+	}
+}
+
+// of returns the value counts of v (strings as they are, numbers in JSON
+// form), JSON documents and JSON text in string cells walked to their
+// leaves, object keys included; each cell counts a value once.
+func (c *indexCache) of(v *state.Version) (map[string]int, error) {
 	h := v.Hash()
-	if m, ok := c.m[h]; ok {
+	c.mu.Lock()
+	m, ok := c.m[h]
+	c.mu.Unlock()
+	if ok {
 		return m, nil
 	}
 	var buf bytes.Buffer
@@ -570,15 +655,17 @@ func (c *indexCache) of(v *state.Version) (map[string]bool, error) {
 	if err := d.Decode(&doc); err != nil {
 		return nil, err
 	}
-	m := map[string]bool{}
+	m = map[string]int{}
 	for _, t := range doc.Tables {
 		for _, r := range t.Rows {
 			for _, x := range r {
-				addLeaves(m, x)
+				countLeaves(m, x, 1)
 			}
 		}
 	}
+	c.mu.Lock()
 	c.m[h] = m
+	c.mu.Unlock()
 	return m, nil
 }
 

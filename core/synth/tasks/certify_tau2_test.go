@@ -82,6 +82,13 @@ func TestCertifyTau2RetailSlice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fresh, _, err := Certify(ctx, ts, func([]string) (*Env, error) { return env, nil }, Options{Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fresh, rep); diff != "" {
+		t.Errorf("reuse vs fresh certification (-fresh +reuse):\n%s", diff)
+	}
 	want := []rejKey{
 		{"24", "", ReasonNoAtomic, nil},
 		{"57", "", ReasonNoAtomic, nil},

@@ -81,6 +81,16 @@ func TestPlantedDefects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The reuse of snapshots and indexes changes no verdict: the Fresh
+	// path (every variant rerun from init_k, every index exported) gives
+	// the same report.
+	fresh, _, err := Certify(ctx, ts, func([]string) (*Env, error) { return env, nil }, Options{Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fresh, rep); diff != "" {
+		t.Errorf("reuse vs fresh certification (-fresh +reuse):\n%s", diff)
+	}
 	want := map[string][]got{
 		"ok-write":         nil,
 		"ok-read":          nil,

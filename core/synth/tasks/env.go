@@ -31,6 +31,9 @@ type Env struct {
 	route    map[string]routed
 	readOnly map[string]bool
 	names    []string
+	// index caches the value index of versions by hash (binding checks);
+	// shared by every Certify over this Env.
+	index *indexCache
 }
 
 type routed struct {
@@ -47,7 +50,7 @@ func NewEnv(store *state.Store, seed *state.Version, mods ...*module.Module) (*E
 	if store == nil || seed == nil {
 		return nil, errors.New("tasks: an environment needs a store and a seed version")
 	}
-	e := &Env{Store: store, Seed: seed, Modules: mods, route: map[string]routed{}, readOnly: map[string]bool{}}
+	e := &Env{Store: store, Seed: seed, Modules: mods, route: map[string]routed{}, readOnly: map[string]bool{}, index: newIndexCache()}
 	mfs := make([]*module.Manifest, len(mods))
 	for i, m := range mods {
 		mfs[i] = m.Manifest()
@@ -140,6 +143,9 @@ type Run struct {
 	From  *state.Version
 	Final *state.Version
 	Calls []Call
+	// Before[i] is the state before call i (ExecSteps only; nil for
+	// Exec): a dropped-step variant of the run resumes from it.
+	Before []*state.Version
 }
 
 // Ledger returns the run's calls as verify ledger records.
@@ -170,6 +176,16 @@ func (r *Run) Messages() []verify.Message {
 // recorded and the run goes on (its unit of work was rolled back); an
 // error is returned only when the workspace cannot be used.
 func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall) (*Run, error) {
+	return e.exec(ctx, from, seed, calls, false)
+}
+
+// ExecSteps is Exec that also keeps the state before each call in
+// Run.Before (a snapshot each: O(tables), rows shared).
+func (e *Env) ExecSteps(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall) (*Run, error) {
+	return e.exec(ctx, from, seed, calls, true)
+}
+
+func (e *Env) exec(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall, steps bool) (*Run, error) {
 	ws := e.Store.Fork(from)
 	sess := &module.Session{Workspace: ws, Seed: seed, Tables: e.Tables.Names}
 	run := &Run{From: from}
@@ -180,6 +196,13 @@ func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls 
 			args = json.RawMessage("{}")
 		}
 		out := Call{Tool: c.Tool, Arguments: args}
+		if steps {
+			v, err := ws.Snapshot()
+			if err != nil {
+				return nil, err
+			}
+			run.Before = append(run.Before, v)
+		}
 		r, ok := e.route[c.Tool]
 		if !ok {
 			out.Failure = string(failure.UnknownTool)
