@@ -33,6 +33,14 @@ func TestShippedComposeConfig(t *testing.T) {
 	if len(cfg.Modules)+len(cfg.Tasks)+len(cfg.Policies)+len(cfg.Harnesses)+len(cfg.Views) != 0 || !cmp.Equal(cfg.Stages, []string{config.StageCompose}) {
 		t.Errorf("modules %v tasks %v policies %v harnesses %v views %v stages %v", cfg.Modules, cfg.Tasks, cfg.Policies, cfg.Harnesses, cfg.Views, cfg.Stages)
 	}
+	three, diags := config.Load(filepath.Join(root, "configs", "synth-compose3-gen.hcl"), config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if c := three.Compose; len(c.Servers) != 3 || c.Servers[2] != filepath.Join(root, "examples/servers/toucan-todoist") || c.Tasks != 20 ||
+		c.Report != filepath.Join(root, "examples/data/compose-tau2-toucan/tasks.report.json") {
+		t.Errorf("three servers: %+v", c)
+	}
 }
 
 const composeBase = `
