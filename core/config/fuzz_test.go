@@ -14,7 +14,7 @@ import (
 // corpus is the shipped configs, the test configs and the files under
 // testdata/fuzz/FuzzLoad.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"tau2-retail.hcl", "tau2-retail-vllm.hcl"} {
+	for _, name := range []string{"tau2-retail.hcl", "tau2-retail-vllm.hcl", "synth-compose-gen.hcl", "synth-compose3-gen.hcl"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "configs", name))
 		if err != nil {
 			f.Fatal(err)
