@@ -21,7 +21,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLBIN)/staticcheck
 
-.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test scale-modules compose clean proto proto-tools
+.PHONY: all help build test module-test module-test-slice c-notes-test retail-seed tau2-retail-seed airline-seed mcp-test check bench load-test demo ftrl evolve fuzz synth-figures certify scale-servers queue-test scale-modules compose compose-run clean proto proto-tools
 
 all: build
 
@@ -42,6 +42,7 @@ help:
 	@echo "make fuzz    run the fuzz targets for FUZZTIME each"
 	@echo "make synth-figures  the deterministic synthesizer's figures on the full data in SHARED_DATA (docs/synthesis-figures.md)"
 	@echo "make compose  regenerate examples/data/compose-tau2 (compare: same bytes), run configs/synth-compose.hcl gold and with faults (docs/certification.md)"
+	@echo "make compose-run  run every composed task of configs/synth-compose.hcl gold and with planted faults; check R = 1 and each fault's checkpoints (docs/certification.md)"
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
 	@echo "make scale-modules  SCALE_MODULES (500) distinct generated wasm modules under a SCALE_BUDGET_MIB (64) module memory budget: RSS, cold/warm first calls (docs/benchmarks.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
@@ -272,9 +273,20 @@ compose:
 	build/weft-compose run configs/synth-compose-gen.hcl --var out=$(CURDIR)/build/compose/tasks.weft.json --out build/compose/gen > build/compose/report.txt
 	cmp build/compose/tasks.weft.json examples/data/compose-tau2/tasks.weft.json
 	cmp build/compose/tasks.states.json examples/data/compose-tau2/tasks.states.json
+	$(MAKE) compose-run
+# Every composed task of configs/synth-compose.hcl through weft run, both
+# views by three harnesses: the gold replay (R = 1 on every episode) and
+# planted faults (each episode's failed checkpoints as its recorded faults
+# predict, docs/certification.md "Planted faults and their checkpoints"),
+# SFT and GRPO data; composecheck prints the figures (make test runs a
+# 3-task slice: internal/cli TestRunSynthCompose).
+compose-run:
+	$(GO) build -o build/weft-compose ./cmd/weft
+	mkdir -p build/compose
+	rm -rf build/compose/gold build/compose/faults
 	build/weft-compose run configs/synth-compose.hcl --out build/compose/gold --json > build/compose/gold.json
 	build/weft-compose run configs/synth-compose.hcl --var faults_scale=1 --out build/compose/faults --json > build/compose/faults.json
-	python3 scripts/compose-check.py build/compose/gold build/compose/faults
+	$(GO) run ./internal/pipeline/cmd/composecheck build/compose/gold build/compose/faults | tee build/compose/check.json
 # Many servers in one process (docs/benchmarks.md, "Many servers in one
 # process"): every Toucan server of SHARED_DATA synthesized and validated,
 # the passing ones (plus generated variants, marked, up to SCALE_N)

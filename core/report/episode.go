@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/weft-dev/weft/core/attribute"
+	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/rollout"
 )
 
@@ -50,6 +51,10 @@ type Episode struct {
 	// DurationMs is the job's wall time in milliseconds, all attempts
 	// included.
 	DurationMs int64 `json:"duration_ms"`
+	// Faults are the faults the scripted policy planted in this episode
+	// (step, kind, call, atomic task; core/model/scripted.Fault), in plan
+	// order; empty for another policy or a plan without faults.
+	Faults []scripted.Fault `json:"faults,omitempty"`
 }
 
 // CheckpointScore is one verifier checkpoint: the atomic task's id (or

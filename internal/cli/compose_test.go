@@ -25,6 +25,10 @@ type composeEpisode struct {
 		Checkpoint string
 		Class      string
 	}
+	Faults []struct {
+		Kind, Atomic, Tool string
+		Step               int
+	}
 }
 
 func composeEpisodes(t *testing.T, dir string) []composeEpisode {
@@ -45,12 +49,15 @@ func composeEpisodes(t *testing.T, dir string) []composeEpisode {
 	return out
 }
 
-// TestRunSynthCompose runs configs/synth-compose.hcl on its first 2
+// TestRunSynthCompose runs configs/synth-compose.hcl on its first 3
 // composed tasks (tau2 retail + airline in one namespaced group, each task
-// from its own initial_state), both views by three harnesses: the gold
-// replay scores R = 1 on all 12 episodes with every checkpoint passed;
-// with planted faults some episodes fail, each failed checkpoint blamed
-// on the policy. The full 100 tasks are `make compose`.
+// from its own initial_state), both views by three harnesses, as `make
+// compose-run` runs all of them: the gold replay scores R = 1 on all 18
+// episodes with every checkpoint passed and no planted fault; with planted
+// faults (faults_scale = 1, as make compose-run) the episodes record their faults, some fail,
+// and pipeline.CheckComposeRuns finds every episode's failed checkpoints
+// as its faults predict, each blamed on the policy, with SFT records and
+// GRPO groups of non-zero advantage.
 func TestRunSynthCompose(t *testing.T) {
 	skipUnderRace(t)
 	regDir := t.TempDir()
@@ -67,50 +74,46 @@ func TestRunSynthCompose(t *testing.T) {
 	}
 	cfg := filepath.Join(megamcptest.Root(), "configs/synth-compose.hcl")
 	gold := filepath.Join(t.TempDir(), "gold")
-	code, stdout, stderr := weftRun(t, context.Background(), regDir, cfg, "--out", gold, "--json", "--var", "task_limit=2")
+	code, stdout, stderr := weftRun(t, context.Background(), regDir, cfg, "--out", gold, "--json", "--var", "task_limit=3")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	m := decodeRun(t, stdout).Metrics
-	for key, want := range map[string]float64{"episodes": 12, "scored_episodes": 12, "passed": 12, "pass_rate": 1, "infra_failures": 0} {
+	for key, want := range map[string]float64{"episodes": 18, "scored_episodes": 18, "passed": 18, "pass_rate": 1, "infra_failures": 0} {
 		if got := num(t, m, key); got != want {
 			t.Errorf("gold metrics %s = %v, want %v", key, got, want)
 		}
 	}
-	for _, ep := range composeEpisodes(t, gold) {
-		for _, c := range ep.Checkpoints {
-			if c.Score != 1 {
-				t.Errorf("gold %s %s/%s: checkpoint %s scored %v", ep.Task, ep.View, ep.Harness, c.Name, c.Score)
-			}
-		}
-	}
 	faults := filepath.Join(t.TempDir(), "faults")
-	code, stdout, stderr = weftRun(t, context.Background(), regDir, cfg, "--out", faults, "--json", "--var", "task_limit=2", "--var", "faults_scale=3")
+	code, stdout, stderr = weftRun(t, context.Background(), regDir, cfg, "--out", faults, "--json", "--var", "task_limit=3", "--var", "faults_scale=1")
 	if code != ExitOK {
 		t.Fatalf("faults: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	failed := 0
+	c, err := pipeline.CheckComposeRuns(gold, faults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Problems {
+		t.Error(p)
+	}
+	g, f := c.Gold, c.Faults
+	if g.Episodes != 18 || g.R1 != 18 || g.Faults != 0 || g.Exact != 18 {
+		t.Errorf("gold %+v, want 18 episodes at R = 1, no faults", g)
+	}
+	if f.Episodes != 18 || f.WithFaults == 0 || f.Failed == 0 || f.Matched != 18 || f.Attributions["policy"] != f.FailedCheckpoints {
+		t.Errorf("faults %+v, want 18 episodes, some with faults and failing, all matched, every failed checkpoint blamed on the policy", f)
+	}
+	// The recorded faults are the plan's: each names a script step of its
+	// atomic task.
 	for _, ep := range composeEpisodes(t, faults) {
-		bad := map[string]bool{}
-		for _, c := range ep.Checkpoints {
-			if c.Score < 1 {
-				bad[c.Name] = true
-			}
-		}
-		if len(bad) > 0 {
-			failed++
-			if ep.Pass {
-				t.Errorf("%s %s/%s passes with failed checkpoints %v", ep.Task, ep.View, ep.Harness, bad)
-			}
-		}
-		for _, a := range ep.Attributions {
-			if !bad[a.Checkpoint] || a.Class != "policy" {
-				t.Errorf("%s %s/%s: checkpoint %s blamed on %s (failed %v)", ep.Task, ep.View, ep.Harness, a.Checkpoint, a.Class, bad)
+		for _, pf := range ep.Faults {
+			// Only a call invented before a Say (hallucinated_tool) or an
+			// early stop there hits no atomic task's step.
+			if pf.Kind == "" || pf.Atomic == "" && pf.Kind != "hallucinated_tool" && pf.Kind != "early_stop" {
+				t.Errorf("%s %s/%s: fault %+v without kind or atomic task", ep.Task, ep.View, ep.Harness, pf)
 			}
 		}
 	}
-	if failed == 0 {
-		t.Fatal("no episode failed under planted faults: the faults were not applied or not checked")
-	}
-	t.Logf("faults: %d of 12 episodes failed", failed)
+	t.Logf("faults: %d planted in %d of 18 episodes (%v), %d failed, %d exact; SFT %v, GRPO %d/%d groups non-zero",
+		f.Faults, f.WithFaults, f.ByClass, f.Failed, f.Exact, c.SFTRecords, c.GRPONonZero, c.GRPOGroups)
 }

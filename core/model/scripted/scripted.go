@@ -34,6 +34,10 @@ type Step struct {
 	Tool      string
 	Arguments json.RawMessage
 	Say       string
+	// Atomic is the id of the atomic task the step belongs to (set by
+	// ScriptForView; "" for a tau2 script and for Says). It is not
+	// rendered; it names the atomic task of a planted fault (Fault).
+	Atomic string
 }
 
 // Script is the assistant turns a policy should take, in order.
@@ -102,6 +106,44 @@ type PlannedStep struct {
 	Ref int
 }
 
+// Fault is one planted fault of a plan: what departs from the script, at
+// which assistant turn, and which script step (and atomic task) it hits.
+// It is what an episode record carries so that a checker can tell which
+// checkpoints the fault should fail (docs/certification.md, "Planted
+// faults and their checkpoints").
+type Fault struct {
+	// Turn is the 0-based assistant turn of the plan entry that carries
+	// the fault (the plan index); for a skipped step, the turn the step
+	// would have had (the index of the next plan entry).
+	Turn int `json:"turn"`
+	// Kind is one of the Fault* names, or "skip_step".
+	Kind string `json:"kind"`
+	// Step is the index of the script step the fault hits: the step
+	// changed (wrong_argument), dropped (skip_step), repeated after
+	// (extra_call) or preceded by the inserted call (hallucinated_tool,
+	// malformed_call, early_stop).
+	Step int `json:"step"`
+	// Atomic is the atomic task of that script step ("" when the script
+	// has none, e.g. ScriptFromTau2, or the step is a Say).
+	Atomic string `json:"atomic,omitempty"`
+	// Tool and Arguments are the call the policy makes at Turn (the
+	// dropped call for skip_step; the repeated call for extra_call; "" for
+	// early_stop).
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Want is the script's call at Step (wrong_argument: the arguments
+	// before the change); empty for other kinds.
+	Want json.RawMessage `json:"want,omitempty"`
+	// Of is, for extra_call, the script step the repeated call copies.
+	Of int `json:"of,omitempty"`
+	// OfAtomic is the atomic task of Of.
+	OfAtomic string `json:"of_atomic,omitempty"`
+}
+
+// FaultSkipStep names a dropped script step in Fault.Kind (it has no plan
+// entry, so no PlannedStep carries it).
+const FaultSkipStep = "skip_step"
+
 // Texts the policy uses when it has to say something the script does not.
 const (
 	// EarlyStopSay ends a plan cut short by an early stop: the agent claims
@@ -124,6 +166,7 @@ var ErrFormat = errors.New("scripted: unsupported output format")
 type Policy struct {
 	plan    []PlannedStep
 	skipped []int
+	faults  []Fault
 }
 
 var _ model.Policy = (*Policy)(nil)
@@ -159,7 +202,7 @@ func New(script Script, faults Faults, seed uint64) (*Policy, error) {
 		steps[i] = s
 	}
 	p := &Policy{}
-	p.plan, p.skipped = makePlan(steps, faults, rand.New(rand.NewPCG(seed, 0x77656674)))
+	p.plan, p.skipped, p.faults = makePlan(steps, faults, rand.New(rand.NewPCG(seed, 0x77656674)))
 	return p, nil
 }
 
@@ -170,13 +213,25 @@ func (p *Policy) Plan() []PlannedStep {
 	return out
 }
 
+// Faults returns the planted faults in plan order (a skipped step at the
+// turn it would have had, before the entry now at that turn); nil for a
+// plan without faults.
+func (p *Policy) Faults() []Fault {
+	if len(p.faults) == 0 {
+		return nil
+	}
+	out := make([]Fault, len(p.faults))
+	copy(out, p.faults)
+	return out
+}
+
 // Skipped returns the indexes of the script steps the plan dropped
 // (SkipStep faults), ascending. Steps after an early stop are not listed.
 func (p *Policy) Skipped() []int {
 	return append([]int(nil), p.skipped...)
 }
 
-func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int) {
+func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int, []Fault) {
 	used := map[string]bool{}
 	for _, s := range steps {
 		used[s.Tool] = true
@@ -189,6 +244,10 @@ func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int) {
 	}
 	var plan []PlannedStep
 	var skipped []int
+	var planted []Fault
+	mark := func(kind string, i int, e Step) {
+		planted = append(planted, Fault{Turn: len(plan), Kind: kind, Step: i, Atomic: steps[i].Atomic, Tool: e.Tool, Arguments: e.Arguments})
+	}
 	for i, s := range steps {
 		// Six draws per step whatever happens, so that one rate does not
 		// shift the others' outcomes at later steps.
@@ -198,10 +257,12 @@ func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int) {
 		}
 		isTool := s.Tool != ""
 		if u[0] < f.EarlyStop {
+			mark(FaultEarlyStop, i, Step{})
 			plan = append(plan, PlannedStep{Step: Step{Say: EarlyStopSay}, Fault: FaultEarlyStop, Ref: -1})
-			return plan, skipped
+			return plan, skipped, planted
 		}
 		if isTool && u[1] < f.SkipStep {
+			mark(FaultSkipStep, i, s)
 			skipped = append(skipped, i)
 			continue
 		}
@@ -211,9 +272,11 @@ func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int) {
 				args = s.Arguments
 			}
 			name := fakes[rng.IntN(len(fakes))]
+			mark(FaultHallucinatedTool, i, Step{Tool: name, Arguments: args})
 			plan = append(plan, PlannedStep{Step: Step{Tool: name, Arguments: args}, Fault: FaultHallucinatedTool, Ref: -1})
 		}
 		if isTool && u[3] < f.MalformedCall {
+			mark(FaultMalformedCall, i, s)
 			plan = append(plan, PlannedStep{Step: s, Fault: FaultMalformedCall, Ref: -1})
 		}
 		entry := PlannedStep{Step: s, Ref: i}
@@ -221,24 +284,29 @@ func makePlan(steps []Step, f Faults, rng *rand.Rand) ([]PlannedStep, []int) {
 			if args, ok := wrongArgument(s.Arguments, rng); ok {
 				entry.Step.Arguments = args
 				entry.Fault = FaultWrongArgument
+				mark(FaultWrongArgument, i, entry.Step)
+				planted[len(planted)-1].Want = s.Arguments
 			}
 		}
 		plan = append(plan, entry)
 		if isTool && u[5] < f.ExtraCall {
-			var reads []Step
-			for _, e := range plan {
+			var reads []int // plan indexes
+			for j, e := range plan {
 				if e.Ref >= 0 && readOnly(e.Step.Tool) {
-					reads = append(reads, e.Step)
+					reads = append(reads, j)
 				}
 			}
-			extra := entry.Step
+			extra, of := entry.Step, i
 			if len(reads) > 0 {
-				extra = reads[rng.IntN(len(reads))]
+				j := reads[rng.IntN(len(reads))]
+				extra, of = plan[j].Step, plan[j].Ref
 			}
+			mark(FaultExtraCall, i, extra)
+			planted[len(planted)-1].Of, planted[len(planted)-1].OfAtomic = of, steps[of].Atomic
 			plan = append(plan, PlannedStep{Step: extra, Fault: FaultExtraCall, Ref: -1})
 		}
 	}
-	return plan, skipped
+	return plan, skipped, planted
 }
 
 // readOnly reports whether a tool name looks like a lookup.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -364,4 +365,74 @@ func TestConcurrentGenerate(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestFaultsRecordPlan: every planted fault is recorded once, at the plan
+// entry that carries it (or, for a dropped step, at the turn it would have
+// had), with the script step and atomic task it hits; a plan without
+// faults records none.
+func TestFaultsRecordPlan(t *testing.T) {
+	tk := &task.Task{ID: "t", Brief: "b", Atomic: []task.Atomic{
+		{ID: "a1", Request: "r1", Reference: []task.Call{
+			{Tool: "get_order_details", Arguments: json.RawMessage(`{"order_id":"#W1"}`)},
+			{Tool: "cancel_pending_order", Arguments: json.RawMessage(`{"order_id":"#W1","reason":"no longer needed"}`)}}},
+		{ID: "a2", Request: "r2", Reference: []task.Call{
+			{Tool: "get_user_details", Arguments: json.RawMessage(`{"user_id":"u1"}`)},
+			{Tool: "modify_user_address", Arguments: json.RawMessage(`{"user_id":"u1","zip":"10001"}`)}}},
+	}}
+	sc, err := ScriptForView(tk, task.ViewAgentic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := mustNew(t, sc, Faults{}, 1).Faults(); f != nil {
+		t.Fatalf("no fault rates, faults %+v", f)
+	}
+	kinds := map[string]int{}
+	for seed := uint64(0); seed < 200; seed++ {
+		p := mustNew(t, sc, Faults{WrongArgument: .3, SkipStep: .2, ExtraCall: .3, HallucinatedTool: .2, MalformedCall: .2}, seed)
+		plan, faults := p.Plan(), p.Faults()
+		inPlan := 0
+		for _, e := range plan {
+			if e.Fault != "" {
+				inPlan++
+			}
+		}
+		if want := inPlan + len(p.Skipped()); len(faults) != want {
+			t.Fatalf("seed %d: %d faults recorded, plan has %d", seed, len(faults), want)
+		}
+		for _, f := range faults {
+			kinds[f.Kind]++
+			if f.Step < 0 || f.Step >= len(sc.Steps) || f.Atomic != sc.Steps[f.Step].Atomic {
+				t.Fatalf("seed %d: fault %+v: step/atomic do not name a script step", seed, f)
+			}
+			if f.Kind == FaultSkipStep {
+				if !slices.Contains(p.Skipped(), f.Step) || f.Tool != sc.Steps[f.Step].Tool {
+					t.Errorf("seed %d: skip %+v not in Skipped %v", seed, f, p.Skipped())
+				}
+				if f.Turn < len(plan) && plan[f.Turn].Ref >= 0 && plan[f.Turn].Ref <= f.Step {
+					t.Errorf("seed %d: skip of step %d at turn %d, which plays step %d", seed, f.Step, f.Turn, plan[f.Turn].Ref)
+				}
+				continue
+			}
+			e := plan[f.Turn]
+			if e.Fault != f.Kind || e.Step.Tool != f.Tool || string(e.Step.Arguments) != string(f.Arguments) {
+				t.Errorf("seed %d: fault %+v, plan entry %d is %+v", seed, f, f.Turn, e)
+			}
+			switch f.Kind {
+			case FaultWrongArgument:
+				if e.Ref != f.Step || string(f.Want) != string(sc.Steps[f.Step].Arguments) || string(f.Want) == string(f.Arguments) {
+					t.Errorf("seed %d: wrong argument %+v (script %s)", seed, f, sc.Steps[f.Step].Arguments)
+				}
+			case FaultExtraCall:
+				if sc.Steps[f.Of].Tool != f.Tool || f.OfAtomic != sc.Steps[f.Of].Atomic || f.Of > f.Step {
+					t.Errorf("seed %d: extra call %+v copies step %d (%s)", seed, f, f.Of, sc.Steps[f.Of].Tool)
+				}
+			}
+		}
+	}
+	for _, k := range []string{FaultWrongArgument, FaultSkipStep, FaultExtraCall, FaultHallucinatedTool, FaultMalformedCall} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s fault in 200 seeds: %v", k, kinds)
+		}
+	}
 }

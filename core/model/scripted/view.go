@@ -25,7 +25,8 @@ const IntermediateSay = "Done. Is there anything else I can help you with?"
 //     communicate texts), so the simulated user, who states the next
 //     request after each agent message, is answered request by request.
 //
-// A task without atomic tasks gives the closing Say alone. Errors: a nil
+// Each tool step carries its atomic task's id (Step.Atomic). A task
+// without atomic tasks gives the closing Say alone. Errors: a nil
 // task, an invalid task (t.Validate) or an unknown view (wrapping
 // task.ErrUnknownView).
 func ScriptForView(t *task.Task, view string) (Script, error) {
@@ -52,7 +53,7 @@ func ScriptForView(t *task.Task, view string) (Script, error) {
 			if len(c.Arguments) > 0 {
 				args = append(json.RawMessage(nil), c.Arguments...)
 			}
-			s.Steps = append(s.Steps, Step{Tool: c.Tool, Arguments: args})
+			s.Steps = append(s.Steps, Step{Tool: c.Tool, Arguments: args, Atomic: t.Atomic[i].ID})
 		}
 		if view == task.ViewSimUser && k < len(order)-1 {
 			s.Steps = append(s.Steps, Step{Say: IntermediateSay})

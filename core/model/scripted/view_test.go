@@ -32,10 +32,12 @@ func convertedRetail(t *testing.T) ([]*task.Tau2Task, []*task.Task) {
 	return raw, conv
 }
 
-// normalize compacts every tool step's arguments.
+// normalize compacts every tool step's arguments and drops its atomic id
+// (a tau2 script has none).
 func normalize(s Script) []Step {
 	out := make([]Step, len(s.Steps))
 	for i, st := range s.Steps {
+		st.Atomic = ""
 		if st.Tool != "" {
 			st.Arguments = json.RawMessage(compact(st.Arguments))
 		}
@@ -49,6 +51,7 @@ func toolSteps(s Script) []Step {
 	for _, st := range s.Steps {
 		if st.Tool != "" {
 			st.Arguments = json.RawMessage(compact(st.Arguments))
+			st.Atomic = ""
 			out = append(out, st)
 		}
 	}
@@ -132,14 +135,14 @@ func TestScriptForViewSimUserShape(t *testing.T) {
 	var got []string
 	for _, st := range s.Steps {
 		if st.Tool != "" {
-			got = append(got, st.Tool+string(st.Arguments))
+			got = append(got, st.Atomic+":"+st.Tool+string(st.Arguments))
 		} else {
 			got = append(got, "say:"+st.Say)
 		}
 	}
 	want := []string{
-		`get_order_details{"order_id":"#W1"}`, `cancel_pending_order{"order_id":"#W1"}`, "say:" + IntermediateSay,
-		`cancel_pending_order{"order_id":"#W2"}`,
+		`a1:get_order_details{"order_id":"#W1"}`, `a1:cancel_pending_order{"order_id":"#W1"}`, "say:" + IntermediateSay,
+		`a2:cancel_pending_order{"order_id":"#W2"}`,
 		"say:Done. Here is what you asked about: 7.50; blue. Is there anything else I can help you with?",
 	}
 	if d := cmp.Diff(want, got); d != "" {
