@@ -2,7 +2,6 @@ package fshost
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -34,39 +33,13 @@ func Call(ctx context.Context, req, out []byte) uint32 {
 // it), returning its length; 0 when nothing is pending.
 func Take(ctx context.Context, out []byte) uint32 { return hosts.From(ctx).Take(out) }
 
-func guestBytes(m api.Module, fn string, ptr, n uint32) []byte {
-	b, ok := m.Memory().Read(ptr, n)
-	if !ok {
-		panic(fmt.Errorf("%s.%s: buffer [%d, +%d) out of guest memory", ModuleName, fn, ptr, n))
-	}
-	return b
-}
-
 // HostModule returns the builder of the weft_fs_v1 host module: call(req_ptr,
-// req_len, out_ptr, out_cap) -> len and take(out_ptr, out_cap) -> len.
+// req_len, out_ptr, out_cap) -> len and take(out_ptr, out_cap) -> len. The
+// request is copied out of guest memory before it is served.
 func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
-	i32 := api.ValueTypeI32
-	return r.NewHostModuleBuilder(ModuleName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			reqPtr, reqLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-			outPtr, outCap := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
-			if reqLen > MaxRequest {
-				panic(fmt.Errorf("%s.call: request of %d bytes exceeds %d", ModuleName, reqLen, MaxRequest))
-			}
-			req := append([]byte(nil), guestBytes(m, "call", reqPtr, reqLen)...)
-			out := guestBytes(m, "call", outPtr, outCap)
-			stack[0] = api.EncodeU32(Call(ctx, req, out))
-		}), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len", "out_ptr", "out_cap").
-		Export("call").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			out := guestBytes(m, "take", api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
-			stack[0] = api.EncodeU32(Take(ctx, out))
-		}), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("out_ptr", "out_cap").
-		Export("take")
+	return hosts.AddBuffered(r.NewHostModuleBuilder(ModuleName), hosts.Buffered{
+		Namespace: ModuleName, Name: "call", MaxRequest: MaxRequest, CopyRequest: true, Serve: Call,
+	})
 }
 
 // Instantiate instantiates weft_fs_v1 in r.

@@ -2,7 +2,6 @@ package sqlhost
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -37,40 +36,15 @@ func Query(ctx context.Context, req, out []byte) uint32 {
 // it), returning its length; 0 when nothing is pending.
 func Take(ctx context.Context, out []byte) uint32 { return hosts.From(ctx).Take(out) }
 
-func guestBytes(m api.Module, fn string, ptr, n uint32) []byte {
-	b, ok := m.Memory().Read(ptr, n)
-	if !ok {
-		panic(fmt.Errorf("%s.%s: buffer [%d, +%d) out of guest memory", ModuleName, fn, ptr, n))
-	}
-	return b
-}
-
-// HostModule returns the builder of the weft_sql_v1 host module; each call
-// is served by the environment bound to the call's context (hosts.With).
+// HostModule returns the builder of the weft_sql_v1 host module: query
+// (req_ptr, req_len, out_ptr, out_cap) -> len and take (out_ptr, out_cap)
+// -> len; each call is served by the environment bound to the call's
+// context (hosts.With). The request is copied out of guest memory: it must
+// not alias the output buffer.
 func HostModule(r wazero.Runtime) wazero.HostModuleBuilder {
-	i32 := api.ValueTypeI32
-	return r.NewHostModuleBuilder(ModuleName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			reqPtr, reqLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-			outPtr, outCap := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
-			if reqLen > MaxRequest {
-				panic(fmt.Errorf("%s.query: request of %d bytes exceeds %d", ModuleName, reqLen, MaxRequest))
-			}
-			// copy: the request must not alias the output buffer.
-			req := append([]byte(nil), guestBytes(m, "query", reqPtr, reqLen)...)
-			out := guestBytes(m, "query", outPtr, outCap)
-			stack[0] = api.EncodeU32(Query(ctx, req, out))
-		}), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len", "out_ptr", "out_cap").
-		Export("query").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			out := guestBytes(m, "take", api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
-			stack[0] = api.EncodeU32(Take(ctx, out))
-		}), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("out_ptr", "out_cap").
-		Export("take")
+	return hosts.AddBuffered(r.NewHostModuleBuilder(ModuleName), hosts.Buffered{
+		Namespace: ModuleName, Name: "query", MaxRequest: MaxRequest, CopyRequest: true, Serve: Query,
+	})
 }
 
 // ModuleNameV2 is the import namespace of the batched, compact library
@@ -96,30 +70,11 @@ func Batch(ctx context.Context, req, out []byte) uint32 {
 // (req_ptr, req_len, out_ptr, out_cap) -> len and take (out_ptr, out_cap)
 // -> len, the result-buffer protocol of weft_sql_v1.
 func HostModuleV2(r wazero.Runtime) wazero.HostModuleBuilder {
-	i32 := api.ValueTypeI32
-	return r.NewHostModuleBuilder(ModuleNameV2).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			reqPtr, reqLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-			outPtr, outCap := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
-			if reqLen > MaxRequest {
-				panic(fmt.Errorf("%s.batch: request of %d bytes exceeds %d", ModuleNameV2, reqLen, MaxRequest))
-			}
-			// DecodeSQLBatch copies the request (one string) before the
-			// output buffer is written.
-			req := guestBytes(m, "batch", reqPtr, reqLen)
-			out := guestBytes(m, "batch", outPtr, outCap)
-			stack[0] = api.EncodeU32(Batch(ctx, req, out))
-		}), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len", "out_ptr", "out_cap").
-		Export("batch").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
-			out := guestBytes(m, "take", api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
-			stack[0] = api.EncodeU32(Take(ctx, out))
-		}), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("out_ptr", "out_cap").
-		Export("take")
+	// DecodeSQLBatch copies the request (one string) before the output
+	// buffer is written: no copy here.
+	return hosts.AddBuffered(r.NewHostModuleBuilder(ModuleNameV2), hosts.Buffered{
+		Namespace: ModuleNameV2, Name: "batch", MaxRequest: MaxRequest, Serve: Batch,
+	})
 }
 
 // Instantiate instantiates weft_sql_v1 and weft_sql_v2 in r, returning

@@ -83,7 +83,7 @@ func Dispatch(ctx context.Context, h Host, request []byte) (response []byte) {
 	}()
 
 	var req abi.CallRequest
-	if err := json.Unmarshal(request, &req); err != nil {
+	if err := parseCallRequest(request, &req); err != nil {
 		return internalError("malformed call request: " + err.Error())
 	}
 	switch req.Tool {
@@ -101,6 +101,37 @@ func Dispatch(ctx context.Context, h Host, request []byte) (response []byte) {
 		return internalError(err.Error())
 	}
 	return encodeResponse(res)
+}
+
+// parseCallRequest is json.Unmarshal(b, req), with a fast path for the
+// form the host writes (core/module's callRequest): {"tool":"<name>",
+// "arguments":<value>} with a name of printable ASCII without escapes and
+// compact arguments (compactJSON), which is cut out directly instead of
+// through encoding/json's reflection and byte-at-a-time scanner. Anything
+// else (whitespace, other members, escapes) takes encoding/json.
+func parseCallRequest(b []byte, req *abi.CallRequest) error {
+	const pre, mid = `{"tool":"`, `","arguments":`
+	if len(b) > len(pre)+len(mid) && string(b[:len(pre)]) == pre && b[len(b)-1] == '}' {
+		rest := b[len(pre) : len(b)-1]
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && plainName(rest[:i]) && bytes.HasPrefix(rest[i:], []byte(mid)) {
+			if args := rest[i+len(mid):]; compactJSON(args) {
+				*req = abi.CallRequest{Tool: string(rest[:i]), Arguments: append(json.RawMessage(nil), args...)}
+				return nil
+			}
+		}
+	}
+	return json.Unmarshal(b, req)
+}
+
+// plainName reports whether every byte of s is printable ASCII other than
+// a backslash (a JSON string body that decodes to itself).
+func plainName(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c > 0x7E || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Log writes msg to the host log at level 0 debug, 1 info, 2 warn or
@@ -325,7 +356,7 @@ func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 	if s, ok := plainString(out, outT); ok {
 		return &callResult{Content: []abi.Content{abi.Text(s)}}, nil
 	}
-	b, err := marshal(out)
+	b, err := marshalResult(out)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %v", err)
 	}
@@ -337,6 +368,194 @@ func encodeResult(out any, outT reflect.Type) (*callResult, error) {
 		r.StructuredContent = b
 	}
 	return r, nil
+}
+
+// marshalResult is marshal(out), byte for byte. A value implementing
+// json.Marshaler (not a nil pointer) whose MarshalJSON output is compact,
+// valid JSON is that output as is: what encoding/json writes after calling
+// MarshalJSON and re-scanning its output with its byte-at-a-time scanner
+// (a function call per byte, slow in wasm). Other output (whitespace,
+// invalid JSON) and other values go through marshal, which calls
+// MarshalJSON again.
+func marshalResult(out any) ([]byte, error) {
+	if m, ok := out.(json.Marshaler); ok {
+		if v := reflect.ValueOf(out); v.Kind() != reflect.Pointer || !v.IsNil() {
+			if b, err := m.MarshalJSON(); err == nil && compactJSON(b) {
+				return b, nil
+			}
+		}
+	}
+	return marshal(out)
+}
+
+// compactJSON reports whether b is one JSON value (RFC 8259) without
+// whitespace outside its strings: what encoding/json's compaction without
+// HTML escaping leaves unchanged. Values nested deeper than maxCompactDepth
+// are reported false (the caller then takes encoding/json's path).
+func compactJSON(b []byte) bool {
+	p := jsonCheck{b: b}
+	return p.value(0) && p.i == len(b)
+}
+
+const maxCompactDepth = 1000
+
+type jsonCheck struct {
+	b []byte
+	i int
+}
+
+func (p *jsonCheck) value(depth int) bool {
+	if p.i >= len(p.b) || depth > maxCompactDepth {
+		return false
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			return true
+		}
+		for {
+			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.str() {
+				return false
+			}
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return false
+			}
+			p.i++
+			if !p.value(depth + 1) {
+				return false
+			}
+			if p.i >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+			case '}':
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '[':
+		p.i++
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return true
+		}
+		for {
+			if !p.value(depth + 1) {
+				return false
+			}
+			if p.i >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		return p.str()
+	case c == 't':
+		return p.lit("true")
+	case c == 'f':
+		return p.lit("false")
+	case c == 'n':
+		return p.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.num()
+	}
+	return false
+}
+
+func (p *jsonCheck) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// str checks the string at p.i (its opening quote): bytes from 0x20 on
+// (encoding/json accepts invalid UTF-8 and copies it), escapes \" \\ \/
+// \b \f \n \r \t \uXXXX.
+func (p *jsonCheck) str() bool {
+	b := p.b
+	for i := p.i + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			p.i = i + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return false
+					}
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// num checks -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at p.i.
+func (p *jsonCheck) num() bool {
+	b, i := p.b, p.i
+	digits := func() bool {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if !digits() {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	p.i = i
+	return true
 }
 
 // plainString reports whether out is returned as plain text: Out is a

@@ -145,9 +145,16 @@ func (o *obj) add(key string, v any) {
 		o.buf.WriteByte(',')
 	}
 	o.n++
-	k, _ := json.Marshal(key)
-	o.buf.Write(k)
+	o.buf.Write(appendString(o.buf.AvailableBuffer(), key))
 	o.buf.WriteByte(':')
+	// The shapes of the records' own members (strings, string lists,
+	// addresses, names, flags) are appended directly, byte for byte what
+	// json.Marshal writes: in wasm a json.Marshal of a string goes through
+	// reflection and a pooled encoder, dozens of function calls per member.
+	if b, ok := appendPlain(o.buf.AvailableBuffer(), v); ok {
+		o.buf.Write(b)
+		return
+	}
 	// The module's own records (and objects built here) are written
 	// directly: json.Marshal would produce the same bytes (they are compact
 	// and every string in them went through json.Marshal already) but
@@ -188,6 +195,74 @@ func (o *obj) add(key string, v any) {
 		return
 	}
 	o.buf.Write(b)
+}
+
+// appendString appends s as json.Marshal writes it (HTML characters
+// escaped): as is between quotes when every byte is printable ASCII other
+// than " \\ < > &, else by json.Marshal itself.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7E || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendStrings appends a string list as json.Marshal writes it (nil:
+// null).
+func appendStrings(b []byte, l []string) []byte {
+	if l == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendPlain appends v as json.Marshal writes it when v is one of the
+// plain member types of the records (ok false: another type, for
+// json.Marshal).
+func appendPlain(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		return appendString(b, x), true
+	case *string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		return appendString(b, *x), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case []string:
+		return appendStrings(b, x), true
+	case Address:
+		for _, f := range [...]struct{ k, v string }{
+			{`{"address1":`, x.Address1}, {`,"address2":`, x.Address2}, {`,"city":`, x.City},
+			{`,"country":`, x.Country}, {`,"state":`, x.State}, {`,"zip":`, x.Zip},
+		} {
+			b = append(b, f.k...)
+			b = appendString(b, f.v)
+		}
+		return append(b, '}'), true
+	case UserName:
+		b = append(b, `{"first_name":`...)
+		b = appendString(b, x.FirstName)
+		b = append(b, `,"last_name":`...)
+		b = appendString(b, x.LastName)
+		return append(b, '}'), true
+	}
+	return b, false
 }
 
 // marshalRecord is json.Marshal of a record pointer, without the re-scan.
