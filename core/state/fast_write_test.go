@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ var writeCases = []fastCase{
 	{"UPDATE order_items SET price = ? WHERE order_id = ?", []any{2.25, "#9"}, true}, // no rows
 	{"UPDATE users SET zip = ?, name = ? WHERE user_id = ?", []any{"99999", "eve", "u1"}, true},
 	{"UPDATE users SET user_id = ? WHERE user_id = ?", []any{"u9", "u0"}, true}, // the primary key moves
-	{"UPDATE users SET pos = ? WHERE zip = ?", []any{int64(5), "10001"}, true},   // by a secondary index
+	{"UPDATE users SET pos = ? WHERE zip = ?", []any{int64(5), "10001"}, true},  // by a secondary index
 	{"UPDATE variants SET available = ?, price = ? WHERE item_id = ?", []any{true, 1.25, "i2"}, true},
 	{"UPDATE variants SET item_id = ? WHERE product_id = ? AND item_id = ?", []any{"i4", "p2", "i3"}, false}, // two indexes fit: the engine's choice
 	{"UPDATE variants SET item_id = ? WHERE item_id = ?", []any{"i4", "i3"}, true},
@@ -130,11 +131,11 @@ var writeCases = []fastCase{
 	// Left to the engine: its errors (duplicate keys, NOT NULL, range,
 	// length, kinds), functions, defaults, AUTO_INCREMENT, other shapes.
 	{"UPDATE variants SET item_id = ? WHERE product_id = ? AND item_id = ?", []any{"i1", "p1", "i2"}, false}, // duplicate unique
-	{"UPDATE users SET user_id = ? WHERE user_id = ?", []any{"u2", "u3"}, false},                            // duplicate primary key
-	{"UPDATE order_items SET item_id = ? WHERE order_id = ?", []any{nil, "#1"}, false},                      // NOT NULL
-	{"UPDATE order_items SET note = ? WHERE order_id = ?", []any{strings.Repeat("x", 17), "#1"}, false},     // too long
-	{"UPDATE order_items SET price = ? WHERE order_id = ?", []any{"2.5", "#1"}, false},                      // a string for a DOUBLE
-	{"UPDATE order_items SET note = ? WHERE order_id = ?", []any{int64(5), "#1"}, false},                    // an integer for a VARCHAR
+	{"UPDATE users SET user_id = ? WHERE user_id = ?", []any{"u2", "u3"}, false},                             // duplicate primary key
+	{"UPDATE order_items SET item_id = ? WHERE order_id = ?", []any{nil, "#1"}, false},                       // NOT NULL
+	{"UPDATE order_items SET note = ? WHERE order_id = ?", []any{strings.Repeat("x", 17), "#1"}, false},      // too long
+	{"UPDATE order_items SET price = ? WHERE order_id = ?", []any{"2.5", "#1"}, false},                       // a string for a DOUBLE
+	{"UPDATE order_items SET note = ? WHERE order_id = ?", []any{int64(5), "#1"}, false},                     // an integer for a VARCHAR
 	{"UPDATE order_items SET price = ? WHERE order_id = ?", []any{math.Copysign(0, -1), "#1"}, false},
 	{"UPDATE tiny SET v = ? WHERE id = ?", []any{int64(1) << 40, int64(0)}, false}, // out of range
 	{"UPDATE tiny SET v = ? WHERE id = ?", []any{int64(1), "0"}, false},            // key of another kind
@@ -149,9 +150,9 @@ var writeCases = []fastCase{
 	{"INSERT INTO order_items (order_id, pos, item_id, price) VALUES (?, ?, ?, ?), (?, ?, ?, ?)",
 		[]any{"#6", int64(0), "i9", 1.0, "#6", int64(0), "i9", 1.0}, false}, // duplicate within the statement: nothing stays
 	{"INSERT INTO variants (product_id, item_id, available, price) VALUES (?, ?, ?, ?)", []any{"p9", "i1", true, 1.0}, false}, // duplicate unique
-	{"INSERT INTO order_items (order_id, pos, price) VALUES (?, ?, ?)", []any{"#7", int64(0), 1.0}, false},                     // NOT NULL without default
-	{"INSERT INTO defaults (id) VALUES (?)", []any{int64(2)}, false},                                                           // literal default
-	{"INSERT INTO counters (v) VALUES (?)", []any{int64(1)}, false},                                                            // AUTO_INCREMENT
+	{"INSERT INTO order_items (order_id, pos, price) VALUES (?, ?, ?)", []any{"#7", int64(0), 1.0}, false},                    // NOT NULL without default
+	{"INSERT INTO defaults (id) VALUES (?)", []any{int64(2)}, false},                                                          // literal default
+	{"INSERT INTO counters (v) VALUES (?)", []any{int64(1)}, false},                                                           // AUTO_INCREMENT
 	{"INSERT INTO defaults (id, n, at) VALUES (?, ?, ?)", []any{int64(3), int64(1), "2024-01-01 00:00:00"}, false},            // DATETIME
 	{"INSERT IGNORE INTO order_items (order_id, pos, item_id, price) VALUES (?, ?, ?, ?)", []any{"#1", int64(0), "i9", 1.0}, false},
 	{"INSERT INTO order_items (order_id, pos, item_id, price) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE price = 9",
@@ -318,4 +319,79 @@ func FuzzFastWriteMatchesEngine(f *testing.F) {
 			t.Fatalf("%s %v: fast path differs from the engine (-engine +fast):\n%s", q, args, d)
 		}
 	})
+}
+
+// retailWrites are the retail module's write texts
+// (examples/modules/retail/tools_write.go) with the argument kinds the
+// module binds (strings, int64 positions, float64 money, JSON list text or
+// NULL for optional fields).
+var retailWrites = []fastCase{
+	{"UPDATE orders SET address1 = ?, address2 = ?, city = ?, country = ?, state = ?, zip = ?, status = ?, " +
+		"cancel_reason = ?, exchange_items = ?, exchange_new_items = ?, exchange_payment_method_id = ?, exchange_price_difference = ?, " +
+		"return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
+		[]any{"1 Main St", "Suite 2", "Austin", "USA", "TX", "78701", "exchange requested", nil, `["0000000003"]`, `["0000000009"]`,
+			"credit_card_1", -12.5, nil, nil, "#W0000001"}, true},
+	{"UPDATE orders SET address1 = ?, address2 = ?, city = ?, country = ?, state = ?, zip = ?, status = ?, " +
+		"cancel_reason = ?, exchange_items = ?, exchange_new_items = ?, exchange_payment_method_id = ?, exchange_price_difference = ?, " +
+		"return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
+		[]any{"1 Main St", "Suite 2", "Austin", "USA", "TX", "78701", "cancelled", "no longer needed", nil, nil, nil, nil, nil, nil, "#W0000002"}, true},
+	{"INSERT INTO payments (order_id, pos, transaction_type, amount, payment_method_id) VALUES (?, ?, ?, ?, ?)",
+		[]any{"#W0000002", int64(1), "refund", 78.0, "credit_card_1"}, true},
+	{"UPDATE payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?", []any{41.25, "user_1", "gift_card_1"}, true},
+	{"UPDATE order_items SET item_id = ?, product_id = ?, name = ?, price = ? WHERE order_id = ? AND pos = ?",
+		[]any{"0000000099", "0000000000", "Water Bottle", 27.0, "#W0000001", int64(0)}, true},
+	{"DELETE FROM order_item_options WHERE order_id = ? AND item_pos = ?", []any{"#W0000001", int64(0)}, true},
+	{"INSERT INTO order_item_options (order_id, item_pos, pos, name, value) VALUES (?, ?, ?, ?, ?)",
+		[]any{"#W0000001", int64(0), int64(0), "color", "red"}, true},
+	{"UPDATE users SET address1 = ?, address2 = ?, city = ?, country = ?, state = ?, zip = ? WHERE user_id = ?",
+		[]any{"9 Elm", "", "Boston", "USA", "MA", "02101", "user_1"}, true},
+}
+
+// TestFastWriteRetailStatements: every write text of the retail module
+// takes the fast path over the retail schema, under the module's table
+// policy, with the engine's outcome and Hash.
+func TestFastWriteRetailStatements(t *testing.T) {
+	ddl, err := os.ReadFile(benchRetailSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := append(benchRetailData(5),
+		TableRows{Table: "users", Columns: []string{"user_id", "pos", "first_name", "last_name", "address1", "address2", "city", "country", "state", "zip", "email"},
+			Rows: [][]any{{"user_1", 0, "C", "D", "2 Main", "", "Austin", "USA", "TX", "78701", "c@x"}}},
+		TableRows{Table: "payment_methods", Columns: []string{"user_id", "payment_method_id", "pos", "source", "balance"},
+			Rows: [][]any{{"user_1", "gift_card_1", 0, "gift_card", 100.0}}},
+	)
+	p := &fastPair{fast: NewStore(), slow: NewStore()}
+	p.slow.SetFastPath(false)
+	defer p.fast.Close()
+	defer p.slow.Close()
+	for _, s := range []*Store{p.fast, p.slow} {
+		v, err := s.Load(context.Background(), string(ddl), data...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == p.fast {
+			p.fastWS = s.Fork(v)
+		} else {
+			p.slowWS = s.Fork(v)
+		}
+	}
+	tables := []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
+		"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
+	mk := func() *Sandbox { return &Sandbox{Tables: NewTablePolicy(tables, nil)} }
+	for _, c := range retailWrites {
+		w0 := p.fast.FastWriteStats()
+		got := runWrite(t, p.fastWS, mk(), c.q, c.args)
+		w1 := p.fast.FastWriteStats()
+		want := runWrite(t, p.slowWS, mk(), c.q, c.args)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s %v: fast path differs from the engine (-engine +fast):\n%s", c.q, c.args, d)
+		}
+		if w1-w0 != 1 {
+			t.Errorf("%s: not applied on the fast path", c.q)
+		}
+		if got.Err != "" || got.Res.RowsAffected == 0 {
+			t.Errorf("%s: %+v; the fixture should make every write change a row", c.q, got)
+		}
+	}
 }
