@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -401,7 +402,7 @@ func fastKeyType(t sql.Type) bool {
 // false when the engine might answer differently (another kind, an inexact
 // or out-of-range conversion, NULL).
 func keyValue(ctx context.Context, v any, col *sql.Column) (any, bool) {
-	switch v.(type) {
+	switch s := v.(type) {
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		if !types.IsInteger(col.Type) {
 			return nil, false
@@ -409,6 +410,14 @@ func keyValue(ctx context.Context, v any, col *sql.Column) (any, bool) {
 	case string:
 		if types.IsInteger(col.Type) {
 			return nil, false
+		}
+		// The key columns' strings are VARCHAR/TEXT under the binary
+		// collation (fastKeyType): valid UTF-8 within the column's length
+		// converts to itself, which Convert would confirm at the cost of
+		// a byte conversion; anything else takes the full check below.
+		if st, ok := col.Type.(sql.StringType); ok && utf8.ValidString(s) && int64(len(s)) <= st.MaxByteLength() &&
+			int64(utf8.RuneCountInString(s)) <= st.MaxCharacterLength() {
+			return s, true
 		}
 	default:
 		return nil, false
