@@ -99,29 +99,14 @@ func readUser(ctx context.Context, e engine, id string) (*records.User, error) {
 	return us[0], nil
 }
 
-func jsonList(s []string) any {
-	if s == nil {
-		return nil
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 func saveOrder(ctx context.Context, e engine, o *records.Order) error {
 	a := o.Address
 	return e.exec(ctx, "UPDATE orders SET address1 = ?, address2 = ?, city = ?, country = ?, state = ?, zip = ?, status = ?, "+
 		"cancel_reason = ?, exchange_items = ?, exchange_new_items = ?, exchange_payment_method_id = ?, exchange_price_difference = ?, "+
 		"return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
-		a.Address1, a.Address2, a.City, a.Country, a.State, a.Zip, o.Status, deref(o.CancelReason), jsonList(o.ExchangeItems),
-		jsonList(o.ExchangeNewItems), deref(o.ExchangePaymentMethodID), deref(o.ExchangePriceDifference), jsonList(o.ReturnItems),
-		deref(o.ReturnPaymentMethodID), o.OrderID)
+		a.Address1, a.Address2, a.City, a.Country, a.State, a.Zip, o.Status, records.Deref(o.CancelReason), records.JSONList(o.ExchangeItems),
+		records.JSONList(o.ExchangeNewItems), records.Deref(o.ExchangePaymentMethodID), records.Deref(o.ExchangePriceDifference), records.JSONList(o.ReturnItems),
+		records.Deref(o.ReturnPaymentMethodID), o.OrderID)
 }
 
 func addPayment(ctx context.Context, e engine, o *records.Order, i int) error {
@@ -131,7 +116,7 @@ func addPayment(ctx context.Context, e engine, o *records.Order, i int) error {
 }
 
 func saveBalance(ctx context.Context, e engine, userID string, m *records.PaymentMethod) error {
-	return e.exec(ctx, "UPDATE payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?", deref(m.Balance), userID, m.ID)
+	return e.exec(ctx, "UPDATE payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?", records.Deref(m.Balance), userID, m.ID)
 }
 
 func getOrderDetails(ctx context.Context, e engine, id string) ([]byte, error) {

@@ -1031,6 +1031,81 @@ func (g gen) selectKeyed(b *builder, t *tableDef) string {
 	return q + " ORDER BY " + strings.Join(order, ", ")
 }
 
+// keyedWhere draws " WHERE" and equality on a prefix of one index's
+// columns: the rows of tool code's keyed writes (fast_write.go).
+func (g gen) keyedWhere(b *builder, t *tableDef, label string) string {
+	ix := pick(g, label+".index", t.indexes)
+	var conds []string
+	for _, name := range ix[:1+g.intn(label+".prefix", len(ix))] {
+		for _, c := range t.cols {
+			if c.name == name {
+				conds = append(conds, name+" = "+g.operand(b, c, label+".v."+name))
+			}
+		}
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// fastWritable are the column kinds weft's write fast path stores itself
+// (the others make it leave the statement to the engine).
+func fastWritable(c colDef) bool {
+	return c.kind == kInt || c.kind == kStr || c.kind == kDbl || c.kind == kJSON
+}
+
+// updateKeyed draws the keyed UPDATE of tool code: constants (placeholders
+// or literals, sometimes NULL for a NOT NULL column) for one or two
+// columns, rows by keyedWhere.
+func (g gen) updateKeyed(b *builder, t *tableDef) string {
+	var cols []colDef
+	for _, c := range t.cols {
+		if fastWritable(c) {
+			cols = append(cols, c)
+		}
+	}
+	n := 1 + g.intn("kupd.n", 2)
+	var sets []string
+	used := map[string]bool{}
+	for i := 0; i < n; i++ {
+		c := pick(g, fmt.Sprintf("kupd.%d.col", i), cols)
+		if used[c.name] {
+			continue
+		}
+		used[c.name] = true
+		label := fmt.Sprintf("kupd.%d", i)
+		if !c.null && g.chance(label+".badnull", 3) {
+			sets = append(sets, c.name+" = "+b.value(c.kind, "", true))
+			continue
+		}
+		sets = append(sets, c.name+" = "+g.drawValue(b, c, label+".v"))
+	}
+	return fmt.Sprintf("UPDATE %s SET %s", t.name, strings.Join(sets, ", ")) + g.keyedWhere(b, t, "kupd.w")
+}
+
+// insertKeyed draws a plain INSERT of one to three rows listing the
+// primary key, the NOT NULL columns and some nullable columns of the kinds
+// the write fast path stores (the other columns are left NULL).
+func (g gen) insertKeyed(b *builder, t *tableDef) string {
+	var cols []colDef
+	for _, c := range t.cols {
+		if c.key || !c.null || (fastWritable(c) && g.chance("kins.col."+c.name, 60)) {
+			cols = append(cols, c)
+		}
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	var rows []string
+	for i := 0; i < 1+g.intn("kins.rows", 3); i++ {
+		var vs []string
+		for _, c := range cols {
+			vs = append(vs, g.drawValue(b, c, fmt.Sprintf("kins.r%d.%s", i, c.name)))
+		}
+		rows = append(rows, "("+strings.Join(vs, ", ")+")")
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t.name, strings.Join(names, ", "), strings.Join(rows, ", "))
+}
+
 func (g gen) aggregate(b *builder, t *tableDef) string {
 	var group colDef
 	grouped := g.chance("agg.grouped", 75)
@@ -1126,7 +1201,13 @@ var stmtGen = rapid.Custom(func(t *rapid.T) stmt {
 	b := &builder{params: g.chance("params", 40)}
 	tbl := pick(g, "table", diffTables)
 	var q string
-	switch g.intn("kind", 23) {
+	switch g.intn("kind", 26) {
+	case 23:
+		q = g.updateKeyed(b, tbl)
+	case 24:
+		q = "DELETE FROM " + tbl.name + g.keyedWhere(b, tbl, "kdel")
+	case 25:
+		q = g.insertKeyed(b, tbl)
 	case 0, 1, 2, 3, 4:
 		q = g.insert(b, tbl)
 	case 5, 6, 7:
@@ -1297,9 +1378,10 @@ func TestDifferentialRandom(t *testing.T) {
 	// The keyed reads the generator draws (selectKeyed and others) must
 	// have been answered on weft's fast path, and compared equal above.
 	hits, slow := st.FastPathStats()
-	t.Logf("fast path: %d statements, engine: %d", hits, slow)
-	if hits == 0 {
-		t.Fatalf("no statement took the fast path (engine: %d)", slow)
+	writes := st.FastWriteStats()
+	t.Logf("fast path: %d statements (%d writes), engine: %d", hits, writes, slow)
+	if hits == 0 || writes == 0 {
+		t.Fatalf("fast path: %d statements, %d of them writes (engine: %d); want both > 0", hits, writes, slow)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -52,11 +53,12 @@ type fastKey struct {
 
 // fastCache is a Store's analyzed statement texts.
 type fastCache struct {
-	plans sync.Map // fastKey -> *fastPlan (nil: not a fast shape)
-	n     atomic.Int64
-	off   atomic.Bool
-	hits  atomic.Int64
-	slow  atomic.Int64
+	plans  sync.Map // fastKey -> *fastPlan (nil: not a fast shape)
+	n      atomic.Int64
+	off    atomic.Bool
+	hits   atomic.Int64
+	slow   atomic.Int64
+	writes atomic.Int64 // hits that were writes
 }
 
 // keySource is where one key value comes from: bind argument arg (>= 0) or
@@ -79,6 +81,8 @@ type fastPlan struct {
 	keySrc []keySource
 	nargs  int
 	order  []int // ORDER BY ordinals (ascending); nil when index order holds
+	// write: the statement is an UPDATE, DELETE or INSERT (fast_write.go).
+	write *fastWrite
 	// engineSorts: the engine's plan sorts (reading every row before
 	// returning one) rather than streaming in index order.
 	engineSorts bool
@@ -121,7 +125,11 @@ func (w *Workspace) fastPlanFor(q string) *fastPlan {
 func compileFast(w *Workspace, q string) *fastPlan {
 	// The checks exec applies to the text before the engine: a text they
 	// would refuse is never fast, so hits may skip them.
-	if !strings.HasPrefix(strings.TrimLeft(q, " \t\r\n"), "SELECT") && !strings.HasPrefix(strings.TrimLeft(q, " \t\r\n"), "select") {
+	trimmed := strings.TrimLeft(q, " \t\r\n")
+	if p := compileWrite(w, q, trimmed); p != nil {
+		return p
+	}
+	if !strings.HasPrefix(trimmed, "SELECT") && !strings.HasPrefix(trimmed, "select") {
 		return nil
 	}
 	if isSessionStatement(q) || hostFileAccess(q) || sandboxRefusal(q) != nil {
@@ -152,21 +160,7 @@ func compileFast(w *Workspace, q string) *fastPlan {
 	}
 	ts := w.tables[slot].schema
 	sch := ts.sch.Schema
-	// column resolves a column reference written exactly as declared.
-	column := func(e sqlparser.Expr) int {
-		c, ok := e.(*sqlparser.ColName)
-		if !ok || c.StoredProcVal != nil {
-			return -1
-		}
-		if !c.Qualifier.IsEmpty() && (c.Qualifier.Name.String() != table || !c.Qualifier.DbQualifier.IsEmpty() || !c.Qualifier.SchemaQualifier.IsEmpty()) {
-			return -1
-		}
-		o := sch.IndexOfColName(c.Name.String())
-		if o < 0 || sch[o].Name != c.Name.String() {
-			return -1
-		}
-		return o
-	}
+	column := columnOf(table, sch)
 	p := &fastPlan{table: table, slot: slot, schema: ts}
 	for _, se := range sel.SelectExprs {
 		switch e := se.(type) {
@@ -192,58 +186,9 @@ func compileFast(w *Workspace, q string) *fastPlan {
 			return nil
 		}
 	}
-	// WHERE: a conjunction of column = value, each column once.
-	eq := map[int]keySource{}
-	if sel.Where != nil {
-		if sel.Where.Type != sqlparser.WhereStr {
-			return nil
-		}
-		var walk func(e sqlparser.Expr) bool
-		walk = func(e sqlparser.Expr) bool {
-			switch x := e.(type) {
-			case *sqlparser.AndExpr:
-				return walk(x.Left) && walk(x.Right)
-			case *sqlparser.ComparisonExpr:
-				if x.Operator != sqlparser.EqualStr || x.Escape != nil {
-					return false
-				}
-				o := column(x.Left)
-				if o < 0 || !fastKeyType(sch[o].Type) {
-					return false
-				}
-				if _, dup := eq[o]; dup {
-					return false
-				}
-				v, ok := x.Right.(*sqlparser.SQLVal)
-				if !ok {
-					return false
-				}
-				switch v.Type {
-				case sqlparser.ValArg:
-					n, err := strconv.Atoi(strings.TrimPrefix(string(v.Val), ":v"))
-					if err != nil || n < 1 {
-						return false
-					}
-					eq[o] = keySource{arg: n - 1}
-					p.nargs++
-				case sqlparser.IntVal:
-					n, err := strconv.ParseInt(string(v.Val), 10, 64)
-					if err != nil {
-						return false
-					}
-					eq[o] = keySource{arg: -1, lit: n}
-				case sqlparser.StrVal:
-					eq[o] = keySource{arg: -1, lit: string(v.Val)}
-				default:
-					return false
-				}
-				return true
-			}
-			return false
-		}
-		if !walk(sel.Where.Expr) {
-			return nil
-		}
+	eq, ok := p.keyWhere(sch, column, sel.Where)
+	if !ok {
+		return nil
 	}
 	// Placeholders are numbered 1..nargs in order of appearance.
 	seen := make([]bool, p.nargs)
@@ -255,43 +200,12 @@ func compileFast(w *Workspace, q string) *fastPlan {
 			seen[s.arg] = true
 		}
 	}
-	// The index: the one whose leading columns are exactly the equality
-	// columns, no other index starting with one of them.
-	p.ixPos = -1
-	if len(eq) > 0 {
-		found := -2
-		cands := [][]int{ts.pk}
-		for _, d := range ts.indexes {
-			cands = append(cands, d.cols)
-		}
-		for i, cols := range cands {
-			if _, ok := eq[cols[0]]; !ok {
-				continue
-			}
-			if found != -2 || len(cols) < len(eq) {
-				return nil
-			}
-			for _, o := range cols[:len(eq)] {
-				if _, ok := eq[o]; !ok {
-					return nil
-				}
-			}
-			found = i - 1
-		}
-		if found == -2 {
-			return nil
-		}
-		p.ixPos = found
+	if !p.chooseIndex(eq) {
+		return nil
 	}
 	idxCols := ts.pk
-	p.keyLen = len(ts.pk)
 	if p.ixPos >= 0 {
 		idxCols = ts.indexes[p.ixPos].cols
-		p.keyLen += len(idxCols)
-	}
-	for _, o := range idxCols[:len(eq)] {
-		p.keyCol = append(p.keyCol, o)
-		p.keySrc = append(p.keySrc, eq[o])
 	}
 	// ORDER BY: ascending plain columns; dropped when the index order (its
 	// columns, then the primary key) after the fixed prefix already holds.
@@ -337,6 +251,139 @@ func compileFast(w *Workspace, q string) *fastPlan {
 	return p
 }
 
+// columnOf returns the resolver of column references of table: the
+// ordinal of a column written exactly as declared (optionally qualified by
+// the table name as written), else -1.
+func columnOf(table string, sch sql.Schema) func(sqlparser.Expr) int {
+	return func(e sqlparser.Expr) int {
+		c, ok := e.(*sqlparser.ColName)
+		if !ok || c.StoredProcVal != nil {
+			return -1
+		}
+		if !c.Qualifier.IsEmpty() && (c.Qualifier.Name.String() != table || !c.Qualifier.DbQualifier.IsEmpty() || !c.Qualifier.SchemaQualifier.IsEmpty()) {
+			return -1
+		}
+		o := sch.IndexOfColName(c.Name.String())
+		if o < 0 || sch[o].Name != c.Name.String() {
+			return -1
+		}
+		return o
+	}
+}
+
+// keyWhere analyzes WHERE (nil: none) as a conjunction of column = value,
+// each column once, counting the placeholders in p.nargs; false when it is
+// anything else.
+func (p *fastPlan) keyWhere(sch sql.Schema, column func(sqlparser.Expr) int, where *sqlparser.Where) (map[int]keySource, bool) {
+	eq := map[int]keySource{}
+	if where == nil {
+		return eq, true
+	}
+	if where.Type != sqlparser.WhereStr {
+		return nil, false
+	}
+	var walk func(e sqlparser.Expr) bool
+	walk = func(e sqlparser.Expr) bool {
+		switch x := e.(type) {
+		case *sqlparser.AndExpr:
+			return walk(x.Left) && walk(x.Right)
+		case *sqlparser.ComparisonExpr:
+			if x.Operator != sqlparser.EqualStr || x.Escape != nil {
+				return false
+			}
+			o := column(x.Left)
+			if o < 0 || !fastKeyType(sch[o].Type) {
+				return false
+			}
+			if _, dup := eq[o]; dup {
+				return false
+			}
+			v, ok := x.Right.(*sqlparser.SQLVal)
+			if !ok {
+				return false
+			}
+			src, ok := p.source(v)
+			if !ok {
+				return false
+			}
+			eq[o] = src
+			return true
+		}
+		return false
+	}
+	if !walk(where.Expr) {
+		return nil, false
+	}
+	return eq, true
+}
+
+// source is where a value written in the text comes from: a placeholder
+// (counted in p.nargs) or an integer or string literal.
+func (p *fastPlan) source(v *sqlparser.SQLVal) (keySource, bool) {
+	switch v.Type {
+	case sqlparser.ValArg:
+		n, err := strconv.Atoi(strings.TrimPrefix(string(v.Val), ":v"))
+		if err != nil || n < 1 {
+			return keySource{}, false
+		}
+		p.nargs++
+		return keySource{arg: n - 1}, true
+	case sqlparser.IntVal:
+		n, err := strconv.ParseInt(string(v.Val), 10, 64)
+		if err != nil {
+			return keySource{}, false
+		}
+		return keySource{arg: -1, lit: n}, true
+	case sqlparser.StrVal:
+		return keySource{arg: -1, lit: string(v.Val)}, true
+	}
+	return keySource{}, false
+}
+
+// chooseIndex sets the plan's index from the equality columns: the one
+// whose leading columns are exactly them, no other index starting with one
+// of them; false when there is none or the choice is in doubt.
+func (p *fastPlan) chooseIndex(eq map[int]keySource) bool {
+	ts := p.schema
+	p.ixPos = -1
+	if len(eq) > 0 {
+		found := -2
+		cands := [][]int{ts.pk}
+		for _, d := range ts.indexes {
+			cands = append(cands, d.cols)
+		}
+		for i, cols := range cands {
+			if _, ok := eq[cols[0]]; !ok {
+				continue
+			}
+			if found != -2 || len(cols) < len(eq) {
+				return false
+			}
+			for _, o := range cols[:len(eq)] {
+				if _, ok := eq[o]; !ok {
+					return false
+				}
+			}
+			found = i - 1
+		}
+		if found == -2 {
+			return false
+		}
+		p.ixPos = found
+	}
+	idxCols := ts.pk
+	p.keyLen = len(ts.pk)
+	if p.ixPos >= 0 {
+		idxCols = ts.indexes[p.ixPos].cols
+		p.keyLen += len(idxCols)
+	}
+	for _, o := range idxCols[:len(eq)] {
+		p.keyCol = append(p.keyCol, o)
+		p.keySrc = append(p.keySrc, eq[o])
+	}
+	return true
+}
+
 // fastKeyType reports column types whose equality lookups the fast path
 // takes: integers, and VARCHAR/TEXT under the default binary collation
 // (where the trees' order is byte order, as the engine's comparison is).
@@ -355,7 +402,7 @@ func fastKeyType(t sql.Type) bool {
 // false when the engine might answer differently (another kind, an inexact
 // or out-of-range conversion, NULL).
 func keyValue(ctx context.Context, v any, col *sql.Column) (any, bool) {
-	switch v.(type) {
+	switch s := v.(type) {
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		if !types.IsInteger(col.Type) {
 			return nil, false
@@ -363,6 +410,14 @@ func keyValue(ctx context.Context, v any, col *sql.Column) (any, bool) {
 	case string:
 		if types.IsInteger(col.Type) {
 			return nil, false
+		}
+		// The key columns' strings are VARCHAR/TEXT under the binary
+		// collation (fastKeyType): valid UTF-8 within the column's length
+		// converts to itself, which Convert would confirm at the cost of
+		// a byte conversion; anything else takes the full check below.
+		if st, ok := col.Type.(sql.StringType); ok && utf8.ValidString(s) && int64(len(s)) <= st.MaxByteLength() &&
+			int64(utf8.RuneCountInString(s)) <= st.MaxCharacterLength() {
+			return s, true
 		}
 	default:
 		return nil, false

@@ -248,7 +248,12 @@ func (w *Workspace) run(ctx context.Context, query string, args []any) (*Rows, R
 
 func (w *Workspace) exec(ctx context.Context, query string, args []any) (rows *Rows, res Result, err error) {
 	if p := w.fastPlanFor(query); p != nil && SandboxFrom(ctx).resolveNone() {
-		if rows, ok, err := p.run(ctx, w, args); ok {
+		if p.write != nil {
+			if res, ok, err := p.runWrite(ctx, w, args); ok {
+				w.store.fast.hits.Add(1)
+				return &Rows{}, res, err
+			}
+		} else if rows, ok, err := p.run(ctx, w, args); ok {
 			w.store.fast.hits.Add(1)
 			return rows, Result{}, err
 		}

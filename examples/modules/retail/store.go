@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 
@@ -144,22 +143,6 @@ func prefetch(ctx context.Context, userIDs, productIDs []string) (context.Contex
 		}
 	}
 	return context.WithValue(ctx, cacheKey{}, c), nil
-}
-
-// jsonList is the JSON text of a string list, bound to a JSON column.
-func jsonList(s []string) any {
-	if s == nil {
-		return nil
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // loadUser reads one user, or nil when there is none with the id.

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/weft-dev/weft/examples/modules/retail/records"
 )
 
 // --- writers ----------------------------------------------------------------
@@ -18,8 +20,8 @@ func saveOrder(ctx context.Context, o *order) error {
 		"cancel_reason = ?, exchange_items = ?, exchange_new_items = ?, exchange_payment_method_id = ?, exchange_price_difference = ?, "+
 		"return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
 		a.Address1, a.Address2, a.City, a.Country, a.State, a.Zip, o.Status,
-		deref(o.CancelReason), jsonList(o.ExchangeItems), jsonList(o.ExchangeNewItems), deref(o.ExchangePaymentMethodID),
-		deref(o.ExchangePriceDifference), jsonList(o.ReturnItems), deref(o.ReturnPaymentMethodID), o.OrderID)
+		records.Deref(o.CancelReason), records.JSONList(o.ExchangeItems), records.JSONList(o.ExchangeNewItems), records.Deref(o.ExchangePaymentMethodID),
+		records.Deref(o.ExchangePriceDifference), records.JSONList(o.ReturnItems), records.Deref(o.ReturnPaymentMethodID), o.OrderID)
 }
 
 // addPayments inserts the order's payment history entries from position from on.
@@ -36,7 +38,7 @@ func addPayments(ctx context.Context, o *order, from int) error {
 
 // saveBalance writes a gift card's balance.
 func saveBalance(ctx context.Context, userID string, m *paymentMethod) error {
-	return exec(ctx, "UPDATE payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?", deref(m.Balance), userID, m.ID)
+	return exec(ctx, "UPDATE payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?", records.Deref(m.Balance), userID, m.ID)
 }
 
 // saveItem writes order item pos and replaces its options.

@@ -179,11 +179,21 @@ func FromSorted[K, V any](cmp func(a, b K) int, keys []K, vals []V) Tree[K, V] {
 type Iter[K, V any] struct {
 	stack   []*node[K, V]
 	reverse bool
+	// buf backs stack for trees of ordinary height, so an iterator is one
+	// allocation instead of one per doubling of its stack.
+	buf [24]*node[K, V]
+}
+
+// newIter returns an empty iterator whose stack uses its own buffer.
+func newIter[K, V any](reverse bool) *Iter[K, V] {
+	it := &Iter[K, V]{reverse: reverse}
+	it.stack = it.buf[:0]
+	return it
 }
 
 // Ascend returns an iterator over all entries in ascending order.
 func (t Tree[K, V]) Ascend() *Iter[K, V] {
-	it := &Iter[K, V]{}
+	it := newIter[K, V](false)
 	for n := t.root; n != nil; n = n.left {
 		it.stack = append(it.stack, n)
 	}
@@ -192,7 +202,7 @@ func (t Tree[K, V]) Ascend() *Iter[K, V] {
 
 // Descend returns an iterator over all entries in descending order.
 func (t Tree[K, V]) Descend() *Iter[K, V] {
-	it := &Iter[K, V]{reverse: true}
+	it := newIter[K, V](true)
 	for n := t.root; n != nil; n = n.right {
 		it.stack = append(it.stack, n)
 	}
@@ -201,7 +211,7 @@ func (t Tree[K, V]) Descend() *Iter[K, V] {
 
 // SeekGE returns an ascending iterator starting at the first key >= pivot.
 func (t Tree[K, V]) SeekGE(pivot K) *Iter[K, V] {
-	it := &Iter[K, V]{}
+	it := newIter[K, V](false)
 	for n := t.root; n != nil; {
 		if t.cmp(pivot, n.key) <= 0 {
 			it.stack = append(it.stack, n)
@@ -215,7 +225,7 @@ func (t Tree[K, V]) SeekGE(pivot K) *Iter[K, V] {
 
 // SeekLE returns a descending iterator starting at the last key <= pivot.
 func (t Tree[K, V]) SeekLE(pivot K) *Iter[K, V] {
-	it := &Iter[K, V]{reverse: true}
+	it := newIter[K, V](true)
 	for n := t.root; n != nil; {
 		if t.cmp(pivot, n.key) >= 0 {
 			it.stack = append(it.stack, n)

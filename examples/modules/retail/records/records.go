@@ -1066,3 +1066,24 @@ func (d *DBFile) MarshalJSON() ([]byte, error) {
 
 // NewCells reads row (one result row of a Query) left to right.
 func NewCells(row []any) *Cells { return &Cells{r: row} }
+
+// JSONList is the value a retail writer binds to a JSON list column
+// (orders.exchange_items, exchange_new_items, return_items): the list's
+// JSON text, or nil (SQL NULL) for a nil list. An empty non-nil list is
+// "[]".
+func JSONList(s []string) any {
+	if s == nil {
+		return nil
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Deref is the value bound for an optional field: *p, or nil (SQL NULL)
+// when p is nil.
+func Deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
