@@ -2,7 +2,6 @@ package megamcp
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -321,22 +320,20 @@ func (w *wal) append(rec *Record) error {
 	return nil
 }
 
-// encodeFrame is rec's frame (length, CRC, JSON payload), encoded once
-// into the frame's own buffer; a record over maxFrame is an error.
+// encodeFrame is rec's frame: length, CRC, JSON payload (json.Marshal's
+// bytes); a record over maxFrame is an error.
 func encodeFrame(rec *Record) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 8, 8+512))
-	// Encode writes what json.Marshal returns (HTML escaped) and a newline.
-	if err := json.NewEncoder(buf).Encode(rec); err != nil {
+	payload, err := json.Marshal(rec)
+	if err != nil {
 		return nil, err
 	}
-	frame := buf.Bytes()
-	frame = frame[:len(frame)-1] // Encode's newline
-	payload := frame[8:]
 	if len(payload) > maxFrame {
 		return nil, fmt.Errorf("record of %d bytes exceeds the %d-byte frame limit", len(payload), maxFrame)
 	}
+	frame := make([]byte, 8+len(payload))
 	binary.LittleEndian.PutUint32(frame[:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(payload, crcTable))
+	copy(frame[8:], payload)
 	return frame, nil
 }
 
