@@ -79,7 +79,7 @@ func BenchmarkSynthServers(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := Open(ctx, Config{Runtime: rt, Registry: reg, CheckpointInterval: -1, Fsync: FsyncNever})
+		s, err := Open(ctx, Config{Runtime: rt, Registry: reg, CheckpointInterval: -1, Fsync: FsyncNever, MaxSessions: -1}) // one live session per server at 10,000
 		if err != nil {
 			b.Fatal(err)
 		}
