@@ -75,11 +75,11 @@ func BenchmarkSynthServers(b *testing.B) {
 	req := CallRequest{Tool: "get_account", Arguments: json.RawMessage(`{"account_id":"a1"}`)}
 	for it := 0; it < b.N; it++ {
 		_, r0 := settled(b)
-		rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir()})
+		rt, err := module.NewRuntime(ctx, module.Config{CacheDir: megamcptest.CacheDir(), CallTimeout: 30 * time.Second}) // 30 s: the load of a shared machine, as synthscale's --call-timeout
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := Open(ctx, Config{Runtime: rt, Registry: reg, CheckpointInterval: -1, Fsync: FsyncNever})
+		s, err := Open(ctx, Config{Runtime: rt, Registry: reg, CheckpointInterval: -1, Fsync: FsyncNever, MaxSessions: -1}) // one live session per server at 10,000
 		if err != nil {
 			b.Fatal(err)
 		}

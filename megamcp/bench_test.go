@@ -481,91 +481,20 @@ func benchThroughput(b *testing.B, f *benchFixture) {
 		}
 		ids[i] = body.ID
 	}
-	clients := make([]*mcp.ClientSession, n)
-	defer func() {
-		var wg sync.WaitGroup
-		for _, cs := range clients {
-			if cs != nil {
-				wg.Go(func() { cs.Close() })
-			}
-		}
-		wg.Wait()
-	}()
 	t0 := time.Now()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 1)
-	for range 16 {
-		wg.Go(func() {
-			cl := mcp.NewClient(&mcp.Implementation{Name: "weft-bench", Version: "0"}, nil)
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp/sessions/" + ids[i], HTTPClient: hc}, nil)
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					return
-				}
-				clients[i] = cs
-			}
-		})
-	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		b.Fatalf("connecting MCP clients: %v", err)
-	default:
-	}
+	clients := connectMCP(b, hc, n, func(i int) string { return ts.URL + "/mcp/sessions/" + ids[i] })
 	b.Logf("%d sessions, %d MCP client sessions connected in %v", n, n, time.Since(t0).Round(time.Millisecond))
 
 	run := func(b *testing.B, workers int, call func(i int) error) {
-		lat := make([]time.Duration, b.N)
-		var next atomic.Int64
-		var failed atomic.Pointer[error]
-		b.ResetTimer()
-		c0, start := cpuTime(), time.Now()
-		var wg sync.WaitGroup
-		var timeouts atomic.Int64
-		for range workers {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= b.N || failed.Load() != nil {
-						return
-					}
-					t := time.Now()
-					err := call(i)
-					lat[i] = time.Since(t)
-					if err != nil && isDeadline(err) {
-						// Counted, not fatal: a call that waited past the
-						// call timeout under overload is a result too.
-						timeouts.Add(1)
-						continue
-					}
-					if err != nil {
-						failed.CompareAndSwap(nil, &err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		el := time.Since(start)
-		cpu := cpuTime() - c0
-		b.StopTimer()
-		if e := failed.Load(); e != nil {
-			b.Fatal(*e)
-		}
-		ok := b.N - int(timeouts.Load())
-		b.ReportMetric(float64(ok)/el.Seconds(), "calls/s")
-		b.ReportMetric(float64(timeouts.Load()), "timeouts")
+		var cpu time.Duration
+		reportCalls(b, callPool(b, workers, call, func(start bool) {
+			if start {
+				cpu = cpuTime()
+			} else {
+				cpu = cpuTime() - cpu
+			}
+		}))
 		b.ReportMetric(ms(cpu)/float64(b.N), "cpu-ms/call")
-		reportLatency(b, lat, "")
 	}
 	params := &mcp.CallToolParams{Name: "list_notes", Arguments: map[string]any{}}
 	req := CallRequest{Tool: "list_notes", Arguments: json.RawMessage(`{}`)}
@@ -589,6 +518,109 @@ func benchThroughput(b *testing.B, f *benchFixture) {
 			})
 		})
 	}
+}
+
+// poolRun is what callPool measured: each call's latency, the calls that
+// ended at their deadline, the wall time of all.
+type poolRun struct {
+	lat      []time.Duration
+	timeouts int
+	elapsed  time.Duration
+}
+
+// callPool makes b.N calls call(0..b.N-1) by workers concurrent callers
+// and returns their latencies; mark(true) runs as the timer starts,
+// mark(false) as the last call ends (the caller's CPU reading). A call
+// that ends at its deadline (isDeadline) is counted, not fatal: a call that
+// waited past the call timeout under overload is a result too; any other
+// error fails the benchmark.
+func callPool(b *testing.B, workers int, call func(i int) error, mark func(start bool)) poolRun {
+	lat := make([]time.Duration, b.N)
+	var next, timeouts atomic.Int64
+	var failed atomic.Pointer[error]
+	b.ResetTimer()
+	mark(true)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= b.N || failed.Load() != nil {
+					return
+				}
+				t := time.Now()
+				err := call(i)
+				lat[i] = time.Since(t)
+				if err != nil && isDeadline(err) {
+					timeouts.Add(1)
+					continue
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	mark(false)
+	b.StopTimer()
+	if e := failed.Load(); e != nil {
+		b.Fatal(*e)
+	}
+	return poolRun{lat: lat, timeouts: int(timeouts.Load()), elapsed: el}
+}
+
+// reportCalls reports calls/s (those that did not time out), timeouts
+// and the p50/p99 latency of r.
+func reportCalls(b *testing.B, r poolRun) {
+	b.ReportMetric(float64(b.N-r.timeouts)/r.elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(r.timeouts), "timeouts")
+	reportLatency(b, r.lat, "")
+}
+
+// connectMCP connects n Go SDK client sessions (initialize, initialized,
+// the standalone SSE stream) to endpoint(i), 16 at a time, and closes them
+// when the benchmark ends.
+func connectMCP(b *testing.B, hc *http.Client, n int, endpoint func(i int) string) []*mcp.ClientSession {
+	ctx := context.Background()
+	clients := make([]*mcp.ClientSession, n)
+	b.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, cs := range clients {
+			if cs != nil {
+				wg.Go(func() { cs.Close() })
+			}
+		}
+		wg.Wait()
+	})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var connErr atomic.Pointer[error]
+	for range 16 {
+		wg.Go(func() {
+			cl := mcp.NewClient(&mcp.Implementation{Name: "weft-bench", Version: "0"}, nil)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || connErr.Load() != nil {
+					return
+				}
+				cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint(i), HTTPClient: hc}, nil)
+				if err != nil {
+					connErr.CompareAndSwap(nil, &err)
+					return
+				}
+				clients[i] = cs
+			}
+		})
+	}
+	wg.Wait()
+	if e := connErr.Load(); e != nil {
+		b.Fatalf("connecting MCP clients: %v", *e)
+	}
+	return clients
 }
 
 // isDeadline reports a call that ended at its deadline: module.ErrDeadline

@@ -282,30 +282,21 @@ func readFrames(r io.Reader) (recs []Record, good int64, err error) {
 // FsyncAlways, syncs it. On error the file is cut back to its old size so
 // that the log never holds a record the caller was told failed.
 func (w *wal) append(rec *Record) error {
-	payload, err := json.Marshal(rec)
+	if w.mem && recordBound(rec) <= maxFrame {
+		// Nothing is written: the record is encoded only when it could be
+		// over the frame limit, so that an in-memory server refuses what
+		// one with a data directory refuses.
+		return w.appendMem(rec)
+	}
+	frame, err := encodeFrame(rec)
 	if err != nil {
 		return err
 	}
-	if len(payload) > maxFrame {
-		return fmt.Errorf("record of %d bytes exceeds the %d-byte frame limit", len(payload), maxFrame)
+	if w.mem {
+		return w.appendMem(rec)
 	}
-	frame := make([]byte, 8+len(payload))
-	binary.LittleEndian.PutUint32(frame[:4], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(payload, crcTable))
-	copy(frame[8:], payload)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.mem {
-		if w.closed {
-			return ErrClosed
-		}
-		if rec.Index != w.n {
-			return fmt.Errorf("ledger: append of index %d to a log of %d records", rec.Index, w.n)
-		}
-		w.recs = append(w.recs, *rec)
-		w.n++
-		return nil
-	}
 	if w.f == nil {
 		return ErrClosed
 	}
@@ -325,6 +316,60 @@ func (w *wal) append(rec *Record) error {
 		}
 	}
 	w.size += int64(len(frame))
+	w.n++
+	return nil
+}
+
+// encodeFrame is rec's frame: length, CRC, JSON payload (json.Marshal's
+// bytes); a record over maxFrame is an error.
+func encodeFrame(rec *Record) ([]byte, error) {
+	payload, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) > maxFrame {
+		return nil, fmt.Errorf("record of %d bytes exceeds the %d-byte frame limit", len(payload), maxFrame)
+	}
+	frame := make([]byte, 8+len(payload))
+	binary.LittleEndian.PutUint32(frame[:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(payload, crcTable))
+	copy(frame[8:], payload)
+	return frame, nil
+}
+
+// recordBound is an upper bound of the length of rec's JSON encoding: every
+// string and raw member at 6 bytes a byte (the longest escape, \u00XX) plus
+// room for the member names, numbers and the time.
+func recordBound(rec *Record) int {
+	n := len(rec.Session) + len(rec.Kind) + len(rec.Module) + len(rec.Tool) + len(rec.Exposed) + len(rec.Arguments) + len(rec.Version)
+	extra := 1024
+	if e := rec.Error; e != nil {
+		n += len(e.Kind) + len(e.Message)
+	}
+	if r := rec.Result; r != nil {
+		n += len(r.StructuredContent)
+		for _, c := range r.Content {
+			n += len(c.Type) + len(c.Text) + len(c.Data) + len(c.MimeType) + len(c.URI) + len(c.Name)
+			if rc := c.Resource; rc != nil {
+				n += len(rc.URI) + len(rc.MimeType) + len(rc.Text) + len(rc.Blob)
+			}
+			extra += 128
+		}
+	}
+	return 6*n + extra
+}
+
+// appendMem keeps rec in an in-memory log.
+func (w *wal) appendMem(rec *Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if rec.Index != w.n {
+		return fmt.Errorf("ledger: append of index %d to a log of %d records", rec.Index, w.n)
+	}
+	w.recs = append(w.recs, *rec)
 	w.n++
 	return nil
 }

@@ -171,6 +171,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Runtime returns the module runtime the server was opened with
+// (Config.Runtime); its Config() is the runtime's effective configuration.
+func (s *Server) Runtime() *module.Runtime { return s.cfg.Runtime }
+
 // Close stops the checkpointer, writes a last checkpoint of every session
 // with new calls and closes the ledgers. Sessions stay on disk for the next
 // Open.

@@ -33,9 +33,13 @@ type serverLayer struct {
 }
 
 // maxTrackedPrograms bounds the program digests remembered per interpreter
-// instance; past it the set starts over (a forgotten program costs one
-// program_missing round trip, a program the guest evicted the same).
-const maxTrackedPrograms = 4096
+// instance; past it the set starts over (a forgotten program is sent
+// compiled again, which the guest ignores when it still holds it; a
+// program the guest evicted costs one program_missing round trip). It is
+// above what the guest's program cache holds at its default budget
+// (sdk/interp.DefaultMaxProgramBytes: ~15,000 bank-sized programs), so at
+// 10,000 servers a warm call is sent by digest.
+const maxTrackedPrograms = 1 << 15
 
 func newServerLayer(s *spec.Server) (*serverLayer, error) {
 	p := s.ProgramRef()
@@ -92,15 +96,22 @@ func (m *Module) invoke(ctx context.Context, inst *instance, req []byte) (out []
 	if out, err = inst.invoke(ctx, r); err != nil {
 		return nil, nil, err
 	}
-	if ans = internalAnswer(out); ans != nil && ans.Code == abi.InternalProgramMissing {
+	// program_missing: sent by digest, the program is sent compiled (the
+	// guest evicted it: decoding is ~3x cheaper than compiling the
+	// source); sent compiled, the source (the guest could not decode it).
+	for ans = internalAnswer(out); ans != nil && ans.Code == abi.InternalProgramMissing && !bytes.Equal(suffix, l.withSource); ans = internalAnswer(out) {
 		l.resent.Add(1)
-		if r, err = l.request(req, l.withSource); err != nil {
+		if bytes.Equal(suffix, l.byDigest) {
+			suffix = l.withProgram
+		} else {
+			suffix = l.withSource
+		}
+		if r, err = l.request(req, suffix); err != nil {
 			return nil, nil, err
 		}
 		if out, err = inst.invoke(ctx, r); err != nil {
 			return nil, nil, err
 		}
-		ans = nil
 	}
 	if inst.programs == nil || len(inst.programs) >= maxTrackedPrograms {
 		inst.programs = map[string]bool{}

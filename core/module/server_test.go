@@ -18,7 +18,6 @@ import (
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/sdk/abi"
 	"github.com/weft-dev/weft/sdk/failure"
-	"github.com/weft-dev/weft/sdk/interp"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
@@ -328,9 +327,12 @@ func TestServersSharePool(t *testing.T) {
 	}
 }
 
-// An instance that no longer holds a program it was sent (the guest keeps
-// interp.DefaultMaxPrograms compiled programs) answers program_missing and is sent the source
-// again.
+// An instance that no longer holds a program it was sent (the guest's
+// program cache, sdk/interp.DefaultMaxProgramBytes, evicted it) answers
+// program_missing and is sent the program compiled again, not its source;
+// a compiled form the guest cannot decode is followed by the source. The
+// eviction is forged: the host is told the instance holds a program it
+// was never sent (filling the guest's 128 MiB would take ~15,000 servers).
 func TestServerProgramResent(t *testing.T) {
 	s := loadBank(t)
 	st, seed := bankSeed(t, s)
@@ -341,20 +343,47 @@ func TestServerProgramResent(t *testing.T) {
 	if got := callOutcome(t, first, sess, "get_account", `{"account_id":"a1"}`); got.Failure != "" || got.IsError {
 		t.Fatalf("first call: %+v", got)
 	}
-	for i := range interp.DefaultMaxPrograms + 4 {
-		m, err := rt.LoadServer(ctx, in, variant(s, i))
+	forgeHeld := func(m *Module) {
+		t.Helper()
+		inst, err := in.acquireFor(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.Failure != "" || got.IsError {
-			t.Fatalf("variant %d: %+v", i, got)
-		}
+		inst.programs[m.srv.digest] = true
+		in.release(ctx, inst)
 	}
-	if got := callOutcome(t, first, sess, "get_account", `{"account_id":"a2"}`); got.Text != `{"id":"a2","owner":"Bob","balance":20}` {
-		t.Fatalf("after eviction: %+v", got)
-	}
-	if n := first.srv.resent.Load(); n != 1 {
-		t.Errorf("program resent %d times, want 1", n)
+	for _, tc := range []struct {
+		name       string
+		damage     bool // the compiled form is not decodable: the source follows
+		wantResent int64
+	}{{"compiled", false, 1}, {"source", true, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := rt.LoadServer(ctx, in, variant(s, len(tc.name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.damage {
+				bad, err := abi.Marshal(abi.Program{Digest: m.srv.digest, Compiled: []byte("not a compiled program")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.srv.withProgram = append(append([]byte(`,"program":`), bad...), '}')
+			}
+			forgeHeld(m)
+			if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a2"}`); got.Text != `{"id":"a2","owner":"Bob","balance":20}` {
+				t.Fatalf("after the forged eviction: %+v", got)
+			}
+			if n := m.srv.resent.Load(); n != tc.wantResent {
+				t.Errorf("program resent %d times, want %d", n, tc.wantResent)
+			}
+			// Now held for real: the next call goes by digest, nothing resent.
+			if got := callOutcome(t, m, sess, "get_account", `{"account_id":"a1"}`); got.Failure != "" || got.IsError {
+				t.Fatalf("second call: %+v", got)
+			}
+			if n := m.srv.resent.Load(); n != tc.wantResent {
+				t.Errorf("program resent %d times after a held call, want %d", n, tc.wantResent)
+			}
+		})
 	}
 }
 

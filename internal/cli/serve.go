@@ -43,6 +43,7 @@ type serveFlags struct {
 	maxMCPSessions int
 	preload        []string
 	preloadAll     bool
+	moduleMemMiB   int
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -104,6 +105,7 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.StringArrayVar(&f.preload, "preload", nil, "load this module or synthesized server (and its seed) before serving; repeat for more")
 	fl.BoolVar(&f.preloadAll, "preload-all", false, "load every name:latest module and synthesized server of the registry before serving (GET /v1/modules lists them)")
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
+	fl.IntVar(&f.moduleMemMiB, "module-memory-mib", 0, "memory budget in MiB of the compiled wasm modules kept resident (estimated compiled code + idle instances); over it the least recently used are evicted and recompiled from the compilation cache on their next call (0: no budget)")
 	return cmd
 }
 
@@ -114,7 +116,9 @@ func randomToken() string {
 }
 
 // openServer makes the runtime, registry and megamcp server of serve/mcp.
-func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync string, ckpt, callTimeout time.Duration, tune ...func(*megamcp.Config)) (*megamcp.Server, *module.Registry, func(), error) {
+// rc is the runtime's configuration beyond --cache-dir (CallTimeout,
+// ModuleMemoryMiB).
+func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync string, ckpt time.Duration, rc module.Config, tune ...func(*megamcp.Config)) (*megamcp.Server, *module.Registry, func(), error) {
 	pol, err := megamcp.ParseFsyncPolicy(fsync)
 	if err != nil {
 		return nil, nil, nil, usageErrorf("--fsync: %v", err)
@@ -123,7 +127,7 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err := f.runtimeWith(ctx, module.Config{CallTimeout: callTimeout})
+	rt, err := f.runtimeWith(ctx, rc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -152,6 +156,9 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 }
 
 func runServe(ctx context.Context, a *app, f *serveFlags) error {
+	if f.moduleMemMiB < 0 {
+		return usageErrorf("--module-memory-mib: %d is negative (0 means no budget)", f.moduleMemMiB)
+	}
 	token := f.token
 	if token == "" {
 		token = os.Getenv("WEFT_TOKEN")
@@ -170,7 +177,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, f.callTimeout, func(c *megamcp.Config) {
+	srv, reg, closeSrv, err := openServer(ctx, a, &f.moduleFlags, f.data, f.fsync, f.checkpoint, module.Config{CallTimeout: f.callTimeout, ModuleMemoryMiB: f.moduleMemMiB}, func(c *megamcp.Config) {
 		c.MaxSessions, c.MaxEphemeralSessions = f.maxSessions, f.maxMCPSessions
 	})
 	if err != nil {
@@ -220,7 +227,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	hs, hl := srv.HTTPServer(h, ln, megamcp.Limits{MaxConnections: f.maxConns})
 	base := "http://" + ln.Addr().String()
-	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions())}
+	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions()), "module_memory_mib": srv.Runtime().Config().ModuleMemoryMiB}
 	if pre != nil {
 		info["preloaded"], info["preloaded_servers"], info["preload_ms"] = pre.Loaded, pre.Servers, pre.Elapsed.Milliseconds()
 	}
@@ -309,7 +316,7 @@ func runMCP(ctx context.Context, a *app, f *mcpFlags) error {
 	if len(f.modules) == 0 {
 		return usageErrorf("weft mcp needs at least one --module")
 	}
-	srv, _, closeSrv, err := openServer(ctx, a, &f.moduleFlags, "", "never", 0, 0)
+	srv, _, closeSrv, err := openServer(ctx, a, &f.moduleFlags, "", "never", 0, module.Config{})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@
 // (sdk/spec, weft.server/v1): it answers ABI v1 call requests that carry a
 // Program by running the named tool's Starlark function (go.starlark.net)
 // against the host libraries (abi.Host). Compiled programs are cached by
-// digest, so one instance serves many servers; each call runs with a step
+// digest, least recently used dropped past Options.MaxProgramBytes of
+// estimated memory (ProgramCharge; default 128 MiB), so one instance
+// serves many servers; each call runs with a step
 // budget, and the program sees only what the builtins give it:
 //
 //	query(sql, *args)     -> list of dicts, one per row (column -> value)

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,8 +26,13 @@ type Options struct {
 	// DefaultMaxSteps); a call that exceeds it ends with an internal error
 	// of code abi.InternalSteps.
 	MaxSteps uint64
-	// MaxPrograms bounds the compiled programs kept (default
-	// DefaultMaxPrograms; the least recently used is dropped first).
+	// MaxProgramBytes bounds the estimated memory of the compiled
+	// programs kept (ProgramCharge each; default DefaultMaxProgramBytes):
+	// past it the least recently used are dropped first. The newest
+	// program is kept even when it alone is over the bound.
+	MaxProgramBytes int64
+	// MaxPrograms, when > 0, also bounds the number of programs kept
+	// (default 0: only MaxProgramBytes bounds them).
 	MaxPrograms int
 }
 
@@ -34,26 +40,40 @@ type Options struct {
 // of Starlark on one core natively.
 const DefaultMaxSteps = 20_000_000
 
-// DefaultMaxPrograms is the default bound of compiled programs kept: a
-// thousand servers fit on one interpreter instance (a program compiled from
-// a Toucan server's docs holds ~50-150 KiB of the instance's memory), so a
-// server called before answers a new session's first call without
-// decoding its program again (docs/benchmarks.md, "Many servers in one
-// process").
-const DefaultMaxPrograms = 1024
+// DefaultMaxProgramBytes is the default bound of the estimated memory of
+// the compiled programs one Interpreter keeps: 128 MiB, half of an
+// instance's default linear memory cap (core/module Config.MemoryLimitMiB,
+// 256 MiB), leaving the other half to the garbage collector's headroom and
+// the calls. A bank-sized program (2 KB compiled) is charged ~8.6 KiB, so
+// ~15,000 fit; a Toucan server's (~25-40 KB compiled) 100-160 KiB, so
+// ~800-1,300. A server called before then answers a new session's first
+// call without decoding its program again (docs/benchmarks.md, "Many
+// servers in one process"). It replaced a fixed bound of 1,024 programs,
+// which made every call warm-in-name-only at 10,000 bank-sized servers.
+const DefaultMaxProgramBytes = 128 << 20
+
+// ProgramCharge is the memory a program is charged in the cache, in
+// bytes, from the length of its compiled form (Compile; the source's when
+// it came as source): 4x plus 1 KiB. Decoded and initialized, a program
+// holds 3.6-3.7x its compiled bytes of Go heap (measured for compiled
+// sizes of 2-50 KB; the globals, functions and constants).
+func ProgramCharge(compiledLen int) int64 { return 4*int64(compiledLen) + 1024 }
 
 // Interpreter runs synthesized servers' programs. It is safe for
 // concurrent use; calls of one program run in parallel on frozen globals.
 type Interpreter struct {
 	opts  Options
 	mu    sync.Mutex
-	progs map[string]*program
-	order []string // digests, least recently used first
+	progs map[string]*list.Element // of order, by digest
+	order list.List                // *program, least recently used first
+	bytes int64                    // ProgramCharge of the programs kept
 }
 
 type program struct {
+	digest  string
 	globals starlark.StringDict
 	codes   map[string]bool
+	charge  int64 // ProgramCharge
 }
 
 // New returns an Interpreter with opts.
@@ -61,10 +81,10 @@ func New(opts Options) *Interpreter {
 	if opts.MaxSteps == 0 {
 		opts.MaxSteps = DefaultMaxSteps
 	}
-	if opts.MaxPrograms <= 0 {
-		opts.MaxPrograms = DefaultMaxPrograms
+	if opts.MaxProgramBytes <= 0 {
+		opts.MaxProgramBytes = DefaultMaxProgramBytes
 	}
-	return &Interpreter{opts: opts, progs: map[string]*program{}}
+	return &Interpreter{opts: opts, progs: map[string]*list.Element{}}
 }
 
 var std = New(Options{})
@@ -180,10 +200,10 @@ func (in *Interpreter) Dispatch(ctx context.Context, h abi.Host, request []byte)
 // when p carries its Source.
 func (in *Interpreter) program(p *abi.Program) (*program, error) {
 	in.mu.Lock()
-	if prog, ok := in.progs[p.Digest]; ok {
-		in.touch(p.Digest)
+	if e, ok := in.progs[p.Digest]; ok {
+		in.order.MoveToBack(e)
 		in.mu.Unlock()
-		return prog, nil
+		return e.Value.(*program), nil
 	}
 	in.mu.Unlock()
 	if p.Source == "" && len(p.Compiled) == 0 {
@@ -203,33 +223,35 @@ func (in *Interpreter) program(p *abi.Program) (*program, error) {
 			return nil, &internalErr{code: abi.InternalProgramMissing, msg: "compiled program " + p.Digest + " not decodable (" + derr.Error() + "): send its source"}
 		}
 	}
+	size := len(p.Compiled)
 	if prog == nil && err == nil {
 		prog, err = compile(p.Source, p.Errors, in.opts.MaxSteps)
+		size = len(p.Source)
 	}
 	if err != nil {
 		return nil, err
 	}
+	prog.digest, prog.charge = p.Digest, ProgramCharge(size)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if _, ok := in.progs[p.Digest]; !ok {
-		in.progs[p.Digest] = prog
-		in.order = append(in.order, p.Digest)
-		for len(in.order) > in.opts.MaxPrograms {
-			delete(in.progs, in.order[0])
-			in.order = in.order[1:]
+		in.progs[p.Digest] = in.order.PushBack(prog)
+		in.bytes += prog.charge
+		for in.order.Len() > 1 && (in.bytes > in.opts.MaxProgramBytes || in.opts.MaxPrograms > 0 && in.order.Len() > in.opts.MaxPrograms) {
+			old := in.order.Remove(in.order.Front()).(*program)
+			in.bytes -= old.charge
+			delete(in.progs, old.digest)
 		}
 	}
 	return prog, nil
 }
 
-func (in *Interpreter) touch(d string) {
-	for i, o := range in.order {
-		if o == d {
-			copy(in.order[i:], in.order[i+1:])
-			in.order[len(in.order)-1] = d
-			return
-		}
-	}
+// Stats reports the programs kept and their ProgramCharge in all, in
+// bytes.
+func (in *Interpreter) Stats() (programs int, bytes int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.progs), in.bytes
 }
 
 // fileOptions: the Starlark dialect of programs (while loops, sets,

@@ -193,6 +193,51 @@ func TestProgramCacheBound(t *testing.T) {
 	}
 }
 
+// The cache keeps programs up to MaxProgramBytes of ProgramCharge,
+// dropping the least recently used (a call moves its program to the back);
+// one program alone over the bound is still kept.
+func TestProgramCacheBytes(t *testing.T) {
+	h := &fakeHost{sql: users}
+	ctx := context.Background()
+	src := func(i int) string { return "def f():\n    return " + string(rune('0'+i)) + "\n" }
+	charge := interp.ProgramCharge(len(src(0)))
+	call := func(t *testing.T, in *interp.Interpreter, i int) string {
+		t.Helper()
+		b, _ := json.Marshal(abi.CallRequest{Tool: "f", Arguments: json.RawMessage(`{}`), Program: &abi.Program{Digest: spec.ProgramDigest(src(i), nil), Source: src(i)}})
+		got := string(in.Dispatch(ctx, h, b))
+		if want := `{"content":[{"type":"text","text":"` + string(rune('0'+i)) + `"}]}`; got != want {
+			t.Fatalf("program %d: %s, want %s", i, got, want)
+		}
+		return spec.ProgramDigest(src(i), nil)
+	}
+	t.Run("lru", func(t *testing.T) {
+		in := interp.New(interp.Options{MaxProgramBytes: 2*charge + charge/2})
+		d0, d1 := call(t, in, 0), call(t, in, 1)
+		call(t, in, 0) // 0 is now the most recently used
+		d2 := call(t, in, 2)
+		if !in.Has(d0) || in.Has(d1) || !in.Has(d2) {
+			t.Errorf("kept 0:%v 1:%v 2:%v, want 0 and 2 (1 least recently used)", in.Has(d0), in.Has(d1), in.Has(d2))
+		}
+		if n, b := in.Stats(); n != 2 || b != 2*charge {
+			t.Errorf("Stats = %d programs, %d bytes; want 2, %d", n, b, 2*charge)
+		}
+	})
+	t.Run("one-over", func(t *testing.T) {
+		in := interp.New(interp.Options{MaxProgramBytes: 1})
+		d0 := call(t, in, 0)
+		if !in.Has(d0) {
+			t.Error("a program alone over the bound was dropped")
+		}
+		d1 := call(t, in, 1)
+		if in.Has(d0) || !in.Has(d1) {
+			t.Errorf("kept 0:%v 1:%v, want only 1", in.Has(d0), in.Has(d1))
+		}
+		if n, b := in.Stats(); n != 1 || b != charge {
+			t.Errorf("Stats = %d, %d; want 1, %d", n, b, charge)
+		}
+	})
+}
+
 func TestCompileErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"def f(:\n  pass\n", "program: program.star:1:8: got ':', want ')'"},

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-dev/weft/megamcp/megamcptest"
+)
+
+// TestServeModuleMemoryFlag: --module-memory-mib reaches the runtime
+// (Config.ModuleMemoryMiB, reported by the --json listening line), and a
+// negative value is a usage error before anything listens.
+func TestServeModuleMemoryFlag(t *testing.T) {
+	reg := megamcptest.Registry(t)
+	base := []string{"serve", "--json", "--addr", "127.0.0.1:0", "--module", "hello", "--registry", reg.Dir(), "--cache-dir", megamcptest.CacheDir(), "--token", "t"}
+	t.Run("set", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		code, stdout, stderr := runCtx(t, ctx, append(base, "--module-memory-mib", "96")...)
+		if code != ExitOK {
+			t.Fatalf("exit %d, want %d\nstderr: %s", code, ExitOK, stderr)
+		}
+		got := decodeOneObject(t, stdout)
+		if got["module_memory_mib"] != float64(96) {
+			t.Errorf("module_memory_mib = %v, want 96 (the runtime's budget)\nstdout: %s", got["module_memory_mib"], stdout)
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		code, stdout, stderr := runCtx(t, ctx, base...)
+		if code != ExitOK {
+			t.Fatalf("exit %d, want %d\nstderr: %s", code, ExitOK, stderr)
+		}
+		if got := decodeOneObject(t, stdout)["module_memory_mib"]; got != float64(0) {
+			t.Errorf("module_memory_mib = %v, want 0 (no budget)", got)
+		}
+	})
+	for _, bad := range []struct{ val, want string }{
+		{"-1", "weft: --module-memory-mib: -1 is negative (0 means no budget)"},
+		{"lots", `invalid argument "lots" for "--module-memory-mib"`},
+	} {
+		t.Run("bad="+bad.val, func(t *testing.T) {
+			code, stdout, stderr := runCtx(t, t.Context(), append(base, "--module-memory-mib", bad.val)...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d (usage)\nstderr: %s", code, ExitUsage, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing (the server must not have listened)", stdout)
+			}
+			if !strings.Contains(stderr, bad.want) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, bad.want)
+			}
+		})
+	}
+}
