@@ -239,7 +239,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToucan$$' -fuzztime $(FUZZTIME) ./core/synth
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFTRLCase$$' -fuzztime $(FUZZTIME) ./core/train
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFTRLResponse$$' -fuzztime $(FUZZTIME) ./core/train
-	$(GO) test -run '^$$' -fuzz '^FuzzPyJSON$$' -fuzztime $(FUZZTIME) ./core/train
+	$(GO) test -run '^$$' -fuzz '^FuzzJSON$$' -fuzztime $(FUZZTIME) ./sdk/pyvalue
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) ./sdk/pyvalue
 	$(GO) test -run '^$$' -fuzz '^FuzzReadFTRLParquet$$' -fuzztime $(FUZZTIME) ./core/dataset
 
 # The deterministic synthesizer's figures (docs/synthesis-figures.md) on the

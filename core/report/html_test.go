@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"html"
 	"regexp"
 	"strings"
@@ -230,5 +231,28 @@ func TestWriteHTMLEscapesAndEmpty(t *testing.T) {
 	}
 	if _, got, ok := chartTexts(buf.String(), ChartPassRate); !ok || !cmp.Equal(got, []string{"no data"}) {
 		t.Errorf("empty pass-rate chart labels = %q (ok %v)", got, ok)
+	}
+}
+
+// TestRoundRates: a Round's rates are nil on an empty denominator (null in
+// evolve.json and metrics.json alike) and RateOr0 prints them as 0.
+func TestRoundRates(t *testing.T) {
+	if r := RoundRate(1, 4); r == nil || *r != 0.25 {
+		t.Errorf("RoundRate(1, 4) = %v", r)
+	}
+	if r := RoundRate(3, 0); r != nil {
+		t.Errorf("RoundRate(3, 0) = %v, want nil", *r)
+	}
+	if RateOr0(nil) != 0 || RateOr0(RoundRate(1, 2)) != 0.5 {
+		t.Errorf("RateOr0: %v %v", RateOr0(nil), RateOr0(RoundRate(1, 2)))
+	}
+	b, err := json.Marshal(Round{Round: 2, Unrevised: 3, PassRate: RoundRate(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"round":2`, `"pass_rate":null`, `"tool_calls":0`, `"non_policy_tool_errors":0`, `"unrevised":3`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
 	}
 }

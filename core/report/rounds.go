@@ -17,11 +17,13 @@ const (
 	ChartRoundsPassRate = "chart-rounds-pass-rate"
 )
 
-// Round is one round of self-evolution in metrics.json ("rounds": one
-// object per round, core/synth/evolve's figures; the entry with revise
-// false measures the system after the last round). Rates are fractions in
-// [0, 1], null on an empty denominator; per-class maps hold the four
-// attribution classes (attributions) or the three revisable ones.
+// Round is one round of self-evolution: the rollouts on the system
+// entering the round, then the revisions tried. core/synth/evolve fills it
+// (evolve.json's "rounds") and metrics.json carries the same objects
+// ("rounds"); the entry with revise false measures the system after the
+// last round. Rates are fractions in [0, 1], null on an empty denominator
+// (RoundRate); per-class maps hold the four attribution classes
+// (attributions) or the three revisable ones.
 type Round struct {
 	Round     int  `json:"round"`
 	Revise    bool `json:"revise"`
@@ -38,14 +40,30 @@ type Round struct {
 	ToolErrorRate       *float64 `json:"non_policy_tool_error_rate"`
 	// Attributions counts failed checkpoints per class.
 	Attributions map[attribute.Class]int `json:"attributions"`
-	Findings     int                     `json:"findings"`
+	// Findings are the non-policy findings (deduplicated by atomic task
+	// and kind) the round routed to revision.
+	Findings int `json:"findings"`
 	// Applied and RolledBack count revisions per class (Discarded: those
 	// that did not remove their symptom).
 	Applied    map[attribute.Class]int `json:"applied"`
 	RolledBack map[attribute.Class]int `json:"rolled_back"`
 	Discarded  map[attribute.Class]int `json:"discarded"`
-	// Regressed are the tasks that got worse in the round.
+	// Regressed lists tasks that certified, or whose faithful episode
+	// passed, on the round before and do not on this round's system.
 	Regressed []string `json:"regressed"`
+	// Unrevised counts findings no allowed class could revise.
+	Unrevised int `json:"unrevised"`
+}
+
+// RoundRate is num/den as a Round's rates hold it: nil when den is 0.
+func RoundRate(num, den int) *float64 { return ratio(num, den) }
+
+// RateOr0 is *r, or 0 for a nil rate (for text that prints a number).
+func RateOr0(r *float64) float64 {
+	if r == nil {
+		return 0
+	}
+	return *r
 }
 
 // RevisableClasses are the classes a revision can have, in report order.

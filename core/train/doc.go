@@ -12,8 +12,8 @@
 //     ParseFTRLResponse, FTRLAnswerVerify; FTRLCompatible reproduces every
 //     reference case, FTRLDefault is weft's reading), its per-step
 //     unsolved_set accounting (FTRLEpisode), the Python value semantics it
-//     depends on (PyJSONLoads, PyJSONDumps, PyFloatRepr, PyLower,
-//     PyStrip) and the reference-case checker behind `weft ftrl score`
+//     depends on (in sdk/pyvalue, shared with the BFCL
+//     module: json.loads/dumps, repr, str.lower, str.strip) and the reference-case checker behind `weft ftrl score`
 //     (DecodeFTRLCase, ScoreFTRLCases); docs/ftrl.md;
 //   - rejection-sampling bookkeeping: the acceptance rule for one atomic turn
 //     (Accept) and tallies over many (SamplingStats);

@@ -7,24 +7,26 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // FTRLRenderResult is the text FTRL's Code/utils/utils.py:call_function
 // (line 171) makes of a tool's return value, the text its reward matches
 // against: a str as is, a list or dict as json.dumps(v, ensure_ascii=False)
-// (PyJSONDumps), anything else as Python's str(v) (True, None, 100.0, 1e-07).
-func FTRLRenderResult(v PyValue) string {
-	if v.Kind == PyList || v.Kind == PyDict {
-		return PyJSONDumps(v)
+// (pyvalue.JSONDumps), anything else as Python's str(v) (True, None, 100.0, 1e-07).
+func FTRLRenderResult(v pyvalue.Value) string {
+	if v.Kind == pyvalue.List || v.Kind == pyvalue.Dict {
+		return pyvalue.JSONDumps(v)
 	}
-	return PyToStr(v)
+	return pyvalue.ToStr(v)
 }
 
 // FTRLRenderJSON is FTRLRenderResult of a JSON document (a tool's result as
-// JSON text), decoded in key order with Python's rules (PyJSONLoads). A JSON
+// JSON text), decoded in key order with Python's rules (pyvalue.JSONLoads). A JSON
 // string renders as its contents.
 func FTRLRenderJSON(doc string) (string, error) {
-	v, err := PyJSONLoads(doc)
+	v, err := pyvalue.JSONLoads(doc)
 	if err != nil {
 		return "", err
 	}
@@ -34,8 +36,8 @@ func FTRLRenderJSON(doc string) (string, error) {
 // FTRLErrorFeedback is the text FTRL's get_feedback (utils.py line 181)
 // returns for a call that raised: "an error occured when call NAME: MSG"
 // (FTRL's spelling), NAME being Python's str(name).
-func FTRLErrorFeedback(name PyValue, msg string) string {
-	return "an error occured when call " + PyToStr(name) + ": " + msg
+func FTRLErrorFeedback(name pyvalue.Value, msg string) string {
+	return "an error occured when call " + pyvalue.ToStr(name) + ": " + msg
 }
 
 // FTRLCaseTool is one entry of a case's tools: a Python function that
@@ -43,7 +45,7 @@ func FTRLErrorFeedback(name PyValue, msg string) string {
 // whose str() is Raises.
 type FTRLCaseTool struct {
 	Name    string
-	Returns *PyValue
+	Returns *pyvalue.Value
 	Raises  *string
 }
 
@@ -72,11 +74,11 @@ var ftrlCaseKeys = []string{"id", "response", "tools", "feedback", "unsolved_set
 // with every key of the format and no key twice at any depth; keys not in
 // the format are ignored. Each error names the offending key.
 func DecodeFTRLCase(line []byte) (FTRLCase, error) {
-	v, err := pyJSONDecode(string(line), pyJSONOptions{noDupKeys: true})
+	v, err := pyvalue.Decode(string(line), pyvalue.Options{NoDupKeys: true})
 	if err != nil {
 		return FTRLCase{}, err
 	}
-	if v.Kind != PyDict {
+	if v.Kind != pyvalue.Dict {
 		return FTRLCase{}, fmt.Errorf("want a JSON object, got %s", v.Kind)
 	}
 	for _, k := range ftrlCaseKeys {
@@ -84,10 +86,10 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 			return FTRLCase{}, fmt.Errorf("missing key %q", k)
 		}
 	}
-	get := func(k string) PyValue { x, _ := v.Get(k); return x }
+	get := func(k string) pyvalue.Value { x, _ := v.Get(k); return x }
 	var c FTRLCase
-	str := func(k string, x PyValue) (string, error) {
-		if x.Kind != PyStr {
+	str := func(k string, x pyvalue.Value) (string, error) {
+		if x.Kind != pyvalue.Str {
 			return "", fmt.Errorf("%s: want a string, got %s", k, x.Kind)
 		}
 		return x.Str, nil
@@ -99,12 +101,12 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 		return FTRLCase{}, err
 	}
 	tools := get("tools")
-	if tools.Kind != PyDict {
+	if tools.Kind != pyvalue.Dict {
 		return FTRLCase{}, fmt.Errorf("tools: want an object, got %s", tools.Kind)
 	}
 	for _, it := range tools.Dict {
 		spec := it.Value
-		if spec.Kind != PyDict || len(spec.Dict) != 1 {
+		if spec.Kind != pyvalue.Dict || len(spec.Dict) != 1 {
 			return FTRLCase{}, fmt.Errorf("tools[%q]: want {\"returns\": value} or {\"raises\": message}", it.Key)
 		}
 		t := FTRLCaseTool{Name: it.Key}
@@ -113,7 +115,7 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 			r := x.Value
 			t.Returns = &r
 		case "raises":
-			if x.Value.Kind != PyStr {
+			if x.Value.Kind != pyvalue.Str {
 				return FTRLCase{}, fmt.Errorf("tools[%q].raises: want a string, got %s", it.Key, x.Value.Kind)
 			}
 			m := x.Value.Str
@@ -124,7 +126,7 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 		c.Tools = append(c.Tools, t)
 	}
 	fb := get("feedback")
-	if fb.Kind != PyList {
+	if fb.Kind != pyvalue.List {
 		return FTRLCase{}, fmt.Errorf("feedback: want a list of strings, got %s", fb.Kind)
 	}
 	c.Feedback = make([]string, 0, len(fb.List))
@@ -145,15 +147,15 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 		return FTRLCase{}, err
 	}
 	switch a := get("answer"); a.Kind {
-	case PyNone:
-	case PyStr:
+	case pyvalue.None:
+	case pyvalue.Str:
 		s := a.Str
 		c.Answer = &s
 	default:
 		return FTRLCase{}, fmt.Errorf("answer: want a string or null, got %s", a.Kind)
 	}
 	sc := get("scores")
-	if sc.Kind != PyDict {
+	if sc.Kind != pyvalue.Dict {
 		return FTRLCase{}, fmt.Errorf("scores: want an object, got %s", sc.Kind)
 	}
 	for _, f := range []struct {
@@ -171,11 +173,11 @@ func DecodeFTRLCase(line []byte) (FTRLCase, error) {
 	return c, nil
 }
 
-func number(k string, x PyValue) (float64, error) {
+func number(k string, x pyvalue.Value) (float64, error) {
 	switch x.Kind {
-	case PyFloat:
+	case pyvalue.Float:
 		return x.Float, nil
-	case PyInt:
+	case pyvalue.Int:
 		f, err := parseIntFloat(x.Int)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", k, err)
@@ -229,7 +231,7 @@ var ErrFTRLNotReproducible = errors.New("FTRL's output for this call is not repr
 func (c *FTRLCase) Call(call FTRLCall) (string, error) {
 	name := call.Name
 	var tool *FTRLCaseTool
-	if name.Kind == PyStr {
+	if name.Kind == pyvalue.Str {
 		for i := range c.Tools {
 			if c.Tools[i].Name == name.Str {
 				tool = &c.Tools[i]
@@ -241,14 +243,14 @@ func (c *FTRLCase) Call(call FTRLCall) (string, error) {
 		if !name.Hashable() {
 			return FTRLErrorFeedback(name, "unhashable type: '"+name.Kind.String()+"'"), nil
 		}
-		return FTRLErrorFeedback(name, PyRepr(name)), nil // str(KeyError(name))
+		return FTRLErrorFeedback(name, pyvalue.Repr(name)), nil // str(KeyError(name))
 	}
 	if msg, ok := ftrlExecLocals[name.Str]; ok {
-		if call.Args.Kind != PyDict {
+		if call.Args.Kind != pyvalue.Dict {
 			switch name.Str {
 			case "predict":
 			case "arguments":
-				return FTRLErrorFeedback(name, PyToStr(call.Args)+" argument after ** must be a mapping, not "+call.Args.Kind.String()), nil
+				return FTRLErrorFeedback(name, pyvalue.ToStr(call.Args)+" argument after ** must be a mapping, not "+call.Args.Kind.String()), nil
 			case "kwargs":
 				return FTRLErrorFeedback(name, "{} argument after ** must be a mapping, not "+call.Args.Kind.String()), nil
 			case "name":
@@ -259,7 +261,7 @@ func (c *FTRLCase) Call(call FTRLCall) (string, error) {
 		}
 		return FTRLErrorFeedback(name, msg), nil
 	}
-	if call.Args.Kind != PyDict {
+	if call.Args.Kind != pyvalue.Dict {
 		return FTRLErrorFeedback(name, "utils.utils."+name.Str+"() argument after ** must be a mapping, not "+call.Args.Kind.String()), nil
 	}
 	if tool.Raises != nil {
@@ -320,7 +322,7 @@ func CheckFTRLCase(ctx context.Context, c *FTRLCase, m FTRLMode) (FTRLCaseCheck,
 		got, want float64
 	}{{"solve_f1", r.Scores.F1, c.Scores.F1}, {"solve_pr", r.Scores.PR, c.Scores.PR}, {"solve_rate", r.Scores.Rate, c.Scores.Rate}, {"solve_precision", r.Scores.Precision, c.Scores.Precision}} {
 		if math.Float64bits(f.got) != math.Float64bits(f.want) {
-			ck.Diffs = append(ck.Diffs, fmt.Sprintf("%s = %s, want %s", f.k, PyFloatRepr(f.got), PyFloatRepr(f.want)))
+			ck.Diffs = append(ck.Diffs, fmt.Sprintf("%s = %s, want %s", f.k, pyvalue.FloatRepr(f.got), pyvalue.FloatRepr(f.want)))
 		}
 	}
 	if !r.Unsolved.Equal(c.UnsolvedAfter) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // FuzzDecodeFTRLCase feeds arbitrary lines to the case decoder and checks
@@ -45,11 +47,11 @@ func FuzzParseFTRLResponse(f *testing.F) {
 		for _, m := range []FTRLMode{FTRLCompatible, FTRLDefault} {
 			p := ParseFTRLResponse(resp, m)
 			for _, c := range p.Calls {
-				if !c.Name.Truthy() || (m == FTRLDefault && c.Name.Kind != PyStr) {
+				if !c.Name.Truthy() || (m == FTRLDefault && c.Name.Kind != pyvalue.Str) {
 					t.Fatalf("%v: bad name %#v", m, c.Name)
 				}
-				v, err := PyJSONLoads(c.Arguments)
-				if err != nil || PyJSONDumps(v) != c.Arguments {
+				v, err := pyvalue.JSONLoads(c.Arguments)
+				if err != nil || pyvalue.JSONDumps(v) != c.Arguments {
 					t.Fatalf("%v: arguments %q do not round-trip: %v", m, c.Arguments, err)
 				}
 			}
@@ -64,26 +66,6 @@ func FuzzParseFTRLResponse(f *testing.F) {
 			if math.IsNaN(r.Scores.F1) || r.Scores.F1 < -0.5 || r.Scores.F1 > 2 {
 				t.Fatalf("%v: F1 %v out of range", m, r.Scores.F1)
 			}
-		}
-	})
-}
-
-// FuzzPyJSON checks loads/dumps: whatever loads accepts, dumps renders to
-// text that loads back and renders identically.
-func FuzzPyJSON(f *testing.F) {
-	f.Add(`{"a": [1, 2.5, NaN, "東"], "b": {"c": null}}`)
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := PyJSONLoads(s)
-		if err != nil {
-			return
-		}
-		out := PyJSONDumps(v)
-		v2, err := PyJSONLoads(out)
-		if err != nil {
-			t.Fatalf("dumps output %q does not load: %v", out, err)
-		}
-		if out2 := PyJSONDumps(v2); out2 != out {
-			t.Fatalf("not stable: %q -> %q", out, out2)
 		}
 	})
 }

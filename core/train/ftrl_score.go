@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // FTRLMode selects how closely FTRLScore follows FTRL's reference code.
@@ -101,20 +103,20 @@ func ParseFTRLMode(s string) (FTRLMode, error) {
 // FTRLCall is one tool call parsed out of a response.
 type FTRLCall struct {
 	// Name is the call's "name" value as JSON gave it. In FTRLCompatible
-	// it can be any truthy value (123, 1.5, true); only a PyStr can ever
-	// match an unsolved_set entry. In FTRLDefault it is always a PyStr.
-	Name PyValue
+	// it can be any truthy value (123, 1.5, true); only a pyvalue.Str can ever
+	// match an unsolved_set entry. In FTRLDefault it is always a pyvalue.Str.
+	Name pyvalue.Value
 	// Arguments is json.dumps(arguments, ensure_ascii=False) of the parsed
 	// arguments, as FTRL passes them on (an arguments string holding JSON
 	// is decoded first, so it can be a non-object: "null", "[1, 2]").
 	Arguments string
 	// Args is the parsed arguments value.
-	Args PyValue
+	Args pyvalue.Value
 }
 
 // NameString is the call's name as FTRL's messages print it (Python's
 // str(name)).
-func (c FTRLCall) NameString() string { return PyToStr(c.Name) }
+func (c FTRLCall) NameString() string { return pyvalue.ToStr(c.Name) }
 
 // FTRLParsed is a response cut into content and calls.
 type FTRLParsed struct {
@@ -135,14 +137,14 @@ const (
 
 func (m FTRLMode) strip(s string) string {
 	if m.has(quirkPySpace) {
-		return PyStrip(s)
+		return pyvalue.Strip(s)
 	}
 	return strings.TrimSpace(s)
 }
 
 func (m FTRLMode) lower(s string) string {
 	if m.has(quirkPyLower) {
-		return PyLower(s)
+		return pyvalue.Lower(s)
 	}
 	return strings.ToLower(s)
 }
@@ -201,7 +203,7 @@ func ParseFTRLResponse(response string, m FTRLMode) FTRLParsed {
 			continue
 		}
 		if m.has(quirkLStripSet) {
-			p = pyLStripSet(p, ftrlToolOpen)
+			p = pyvalue.LStripSet(p, ftrlToolOpen)
 		} else {
 			p = strings.TrimPrefix(p, ftrlToolOpen)
 		}
@@ -215,39 +217,39 @@ func ParseFTRLResponse(response string, m FTRLMode) FTRLParsed {
 	return FTRLParsed{Content: m.strip(r[:start]), Calls: calls}
 }
 
-func (m FTRLMode) loads(s string) (PyValue, error) {
+func (m FTRLMode) loads(s string) (pyvalue.Value, error) {
 	if m.has(quirkPyJSON) {
-		return PyJSONLoads(s)
+		return pyvalue.JSONLoads(s)
 	}
-	return strictJSONLoads(s)
+	return pyvalue.Decode(s, pyvalue.Options{Strict: true})
 }
 
 // parseCall is parse_qwen's body for one block.
 func (m FTRLMode) parseCall(s string) (FTRLCall, bool) {
 	v, err := m.loads(s)
-	if err != nil || v.Kind != PyDict { // tool_call.get fails on non-dicts
+	if err != nil || v.Kind != pyvalue.Dict { // tool_call.get fails on non-dicts
 		return FTRLCall{}, false
 	}
 	name, _ := v.Get("name")
 	if !name.Truthy() {
 		return FTRLCall{}, false
 	}
-	if !m.has(quirkAnyName) && name.Kind != PyStr {
+	if !m.has(quirkAnyName) && name.Kind != pyvalue.Str {
 		return FTRLCall{}, false
 	}
 	args, ok := v.Get("arguments")
 	if !ok {
 		return FTRLCall{}, false
 	}
-	if args.Kind != PyDict {
-		if args.Kind != PyStr { // json.loads of a non-str raises TypeError
+	if args.Kind != pyvalue.Dict {
+		if args.Kind != pyvalue.Str { // json.loads of a non-str raises TypeError
 			return FTRLCall{}, false
 		}
 		if args, err = m.loads(args.Str); err != nil {
 			return FTRLCall{}, false
 		}
 	}
-	return FTRLCall{Name: name, Arguments: PyJSONDumps(args), Args: args}, true
+	return FTRLCall{Name: name, Arguments: pyvalue.JSONDumps(args), Args: args}, true
 }
 
 // FTRLAnswerVerify is Code/utils/utils.py:answer_verify (line 26): every
@@ -417,7 +419,7 @@ func FTRLScoreParsed(ctx context.Context, parsed FTRLParsed, s FTRLStep, m FTRLM
 		Content:         parsed.Content,
 	}
 	for i, c := range parsed.Calls {
-		if c.Name.Kind != PyStr {
+		if c.Name.Kind != pyvalue.Str {
 			continue // unsolved_set.get(123) finds no string key
 		}
 		at := unsolved.index(c.Name.Str)

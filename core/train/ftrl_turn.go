@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"fmt"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // FTRLState is what FTRL's reward knows about a sample before a turn: its
@@ -39,7 +41,7 @@ func FTRLParsedFromTurn(tr *TurnResult, m FTRLMode) (FTRLParsed, []string) {
 		if err != nil {
 			continue
 		}
-		if args.Kind == PyStr {
+		if args.Kind == pyvalue.Str {
 			if args, err = m.loads(args.Str); err != nil {
 				continue
 			}
@@ -48,7 +50,7 @@ func FTRLParsedFromTurn(tr *TurnResult, m FTRLMode) (FTRLParsed, []string) {
 		if i < len(results) {
 			out = results[i]
 		}
-		p.Calls = append(p.Calls, FTRLCall{Name: PyStrValue(c.Tool), Arguments: PyJSONDumps(args), Args: args})
+		p.Calls = append(p.Calls, FTRLCall{Name: pyvalue.StrValue(c.Tool), Arguments: pyvalue.JSONDumps(args), Args: args})
 		outputs = append(outputs, out)
 	}
 	return p, outputs

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // UnsolvedTool is one entry of an FTRL unsolved_set: the answers still
@@ -97,24 +99,24 @@ func (u UnsolvedSet) Validate() error {
 // ensure_ascii=False), so the bytes equal FTRL's (", " and ": "
 // separators, raw non-ASCII).
 func (u UnsolvedSet) MarshalJSON() ([]byte, error) {
-	return []byte(PyJSONDumps(u.pyValue())), nil
+	return []byte(pyvalue.JSONDumps(u.pyValue())), nil
 }
 
-func (u UnsolvedSet) pyValue() PyValue {
-	v := PyValue{Kind: PyDict, Dict: make([]PyItem, 0, len(u))}
+func (u UnsolvedSet) pyValue() pyvalue.Value {
+	v := pyvalue.Value{Kind: pyvalue.Dict, Dict: make([]pyvalue.Item, 0, len(u))}
 	for _, t := range u {
-		l := PyValue{Kind: PyList, List: make([]PyValue, 0, len(t.Answers))}
+		l := pyvalue.Value{Kind: pyvalue.List, List: make([]pyvalue.Value, 0, len(t.Answers))}
 		for _, a := range t.Answers {
-			l.List = append(l.List, PyStrValue(a))
+			l.List = append(l.List, pyvalue.StrValue(a))
 		}
-		v.Dict = append(v.Dict, PyItem{Key: t.Tool, Value: l})
+		v.Dict = append(v.Dict, pyvalue.Item{Key: t.Tool, Value: l})
 	}
 	return v
 }
 
 // UnmarshalJSON reads a JSON object of string lists, keeping key order.
 func (u *UnsolvedSet) UnmarshalJSON(b []byte) error {
-	v, err := pyJSONDecode(string(bytes.TrimSpace(b)), pyJSONOptions{strict: true, noDupKeys: true})
+	v, err := pyvalue.Decode(string(bytes.TrimSpace(b)), pyvalue.Options{Strict: true, NoDupKeys: true})
 	if err != nil {
 		return fmt.Errorf("unsolved_set: %w", err)
 	}
@@ -126,18 +128,18 @@ func (u *UnsolvedSet) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func unsolvedFromPy(v PyValue) (UnsolvedSet, error) {
-	if v.Kind != PyDict {
+func unsolvedFromPy(v pyvalue.Value) (UnsolvedSet, error) {
+	if v.Kind != pyvalue.Dict {
 		return nil, fmt.Errorf("unsolved_set: want an object of string lists, got %s", v.Kind)
 	}
 	out := make(UnsolvedSet, 0, len(v.Dict))
 	for _, it := range v.Dict {
-		if it.Value.Kind != PyList {
+		if it.Value.Kind != pyvalue.List {
 			return nil, fmt.Errorf("unsolved_set[%q]: want a list of strings, got %s", it.Key, it.Value.Kind)
 		}
 		t := UnsolvedTool{Tool: it.Key, Answers: make([]string, 0, len(it.Value.List))}
 		for j, a := range it.Value.List {
-			if a.Kind != PyStr {
+			if a.Kind != pyvalue.Str {
 				return nil, fmt.Errorf("unsolved_set[%q][%d]: want a string, got %s", it.Key, j, a.Kind)
 			}
 			t.Answers = append(t.Answers, a.Str)

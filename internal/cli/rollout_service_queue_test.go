@@ -188,6 +188,7 @@ func TestWorkerQueueUsage(t *testing.T) {
 		{[]string{"worker"}, "weft worker needs --queue URL"},
 		{[]string{"worker", "--queue", "embedded"}, `"embedded" starts one inside weft run`},
 		{[]string{"worker", "--queue", "embedded://127.0.0.1:4333"}, "a worker connects to the NATS server of a coordinator"},
+		{[]string{"worker", "--queue", "nats://127.0.0.1:1", "--max-built", "0"}, "--max-built must be at least 1, got 0"},
 	} {
 		code, stdout, stderr := run(t, stamped, tc.args...)
 		if code != ExitUsage {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/internal/pipeline"
 )
 
@@ -53,8 +54,8 @@ func printEvolve(w io.Writer, s *pipeline.EvolveSummary) error {
 		for _, n := range r.RolledBack {
 			back += n
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%.4f (%d/%d)\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", name, r.Tasks, r.Certified, r.Episodes, r.PassRate,
-			r.ToolErrorRate, r.NonPolicyErrors, r.Calls, r.Attributions[attribute.ClassPolicy], r.Attributions[attribute.ClassEnvironment],
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%.4f (%d/%d)\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", name, r.Tasks, r.Certified, r.Episodes, report.RateOr0(r.PassRate),
+			report.RateOr0(r.ToolErrorRate), r.NonPolicyToolErrors, r.ToolCalls, r.Attributions[attribute.ClassPolicy], r.Attributions[attribute.ClassEnvironment],
 			r.Attributions[attribute.ClassTask], r.Attributions[attribute.ClassVerifier], applied, back, len(r.Regressed))
 	}
 	if err := tw.Flush(); err != nil {

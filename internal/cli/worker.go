@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -33,70 +32,31 @@ func (q *queueFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().DurationVar(&q.ackWait, "queue-ack-wait", 30*time.Second, "how long a job may run without a sign of life before NATS redelivers it to another worker")
 }
 
-// embeddedAddr parses "embedded" (127.0.0.1:4222) and
-// "embedded://HOST:PORT"; ok is false for any other queue URL.
-func embeddedAddr(url string) (host string, port int, ok bool, err error) {
-	if url == "embedded" {
-		return "127.0.0.1", 4222, true, nil
-	}
-	rest, found := strings.CutPrefix(url, "embedded://")
-	if !found {
-		return "", 0, false, nil
-	}
-	h, p, found := strings.Cut(rest, ":")
-	if !found {
-		return "", 0, true, usageErrorf("queue %q: want embedded://HOST:PORT", url)
-	}
-	n, perr := strconv.Atoi(p)
-	if perr != nil || n < 0 || n > 65535 {
-		return "", 0, true, usageErrorf("queue %q: bad port %q", url, p)
-	}
-	return h, n, true, nil
-}
-
-// open connects to the flags' queue, starting an embedded NATS server
-// first when the URL says so; stop shuts both down.
+// open opens the flags' queue at url with queue.Open (starting an embedded
+// NATS server first when the URL says so); stop closes the queue, then
+// the server. A malformed URL is a usage error.
 func (q *queueFlags) open(ctx context.Context, a *app, url string) (*queue.Queue, func(), error) {
-	stops := []func(){}
-	stop := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
+	qu, e, err := queue.Open(ctx, url, queue.OpenOptions{
+		Options:  queue.Options{AckWait: q.ackWait, Log: a.log(), Name: "weft", Wait: q.wait},
+		StoreDir: q.store,
+	})
+	if errors.Is(err, queue.ErrBadURL) {
+		return nil, nil, &UsageError{Err: err}
 	}
-	host, port, embedded, err := embeddedAddr(url)
 	if err != nil {
 		return nil, nil, err
 	}
-	if embedded {
-		store := q.store
-		if store == "" {
-			c, err := os.UserCacheDir()
-			if err != nil {
-				return nil, nil, fmt.Errorf("embedded NATS: no store directory (give --queue-store): %w", err)
-			}
-			store = filepath.Join(c, "weft", "nats")
-		}
-		e, err := queue.StartEmbedded(queue.EmbeddedOptions{Host: host, Port: port, StoreDir: store})
-		if err != nil {
-			return nil, nil, err
-		}
-		stops = append(stops, e.Shutdown)
-		url = e.URL()
-		fmt.Fprintf(a.env.Stderr, "weft: embedded NATS JetStream at %s (store %s); start workers with: weft worker --queue %s\n", url, store, url)
+	if e == nil {
+		return qu, qu.Close, nil
 	}
-	qu, err := queue.Connect(ctx, url, queue.Options{AckWait: q.ackWait, Log: a.log(), Name: "weft", Wait: q.wait})
-	if err != nil {
-		stop()
-		return nil, nil, err
-	}
-	stops = append(stops, qu.Close)
-	return qu, stop, nil
+	fmt.Fprintf(a.env.Stderr, "weft: embedded NATS JetStream at %s (store %s); start workers with: weft worker --queue %s\n", e.URL(), e.StoreDir(), e.URL())
+	return qu, func() { qu.Close(); e.Shutdown() }, nil
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
 	var qf queueFlags
 	var f moduleFlags
-	var conc, maxJobs int
+	var conc, maxJobs, maxBuilt int
 	var registryURL string
 	var callTimeout time.Duration
 	cmd := &cobra.Command{
@@ -130,11 +90,14 @@ SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-q
 			if qf.url == "" {
 				return usageErrorf("weft worker needs --queue URL (nats://HOST:PORT)")
 			}
-			if strings.HasPrefix(qf.url, "embedded") {
+			if queue.IsEmbedded(qf.url) {
 				return usageErrorf("weft worker --queue %s: a worker connects to the NATS server of a coordinator (nats://HOST:PORT); \"embedded\" starts one inside weft run or weft rollout-service", qf.url)
 			}
 			if conc < 1 {
 				return usageErrorf("--concurrency must be at least 1, got %d", conc)
+			}
+			if maxBuilt < 1 {
+				return usageErrorf("--max-built must be at least 1, got %d", maxBuilt)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -153,7 +116,7 @@ SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-q
 				return err
 			}
 			defer closeQ()
-			o := queue.WorkerOptions{Concurrency: conc, Runtime: rt, Registry: reg, MaxJobs: maxJobs}
+			o := queue.WorkerOptions{Concurrency: conc, Runtime: rt, Registry: reg, MaxJobs: maxJobs, MaxBuilt: maxBuilt}
 			if registryURL != "" {
 				c := &registry.Client{BaseURL: registryURL}
 				o.Pull = func(ctx context.Context, digest string) ([]byte, error) {
@@ -174,6 +137,7 @@ SIGINT/SIGTERM hand the running jobs back and exit 0. See docs/design/033-work-q
 	qf.add(cmd, "the NATS server's URL, nats://HOST:PORT (required)")
 	cmd.Flags().IntVar(&conc, "concurrency", 1, "jobs run at once")
 	cmd.Flags().IntVar(&maxJobs, "max-jobs", 0, "exit after this many jobs (0 = run until stopped)")
+	cmd.Flags().IntVar(&maxBuilt, "max-built", queue.DefaultMaxBuilt, "distinct experiments (run configs) kept built between jobs; the least recently used idle one is closed past this")
 	cmd.Flags().StringVar(&registryURL, "registry-url", "", "a weft serve registry to pull module digests from when --registry has not them")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", 30*time.Second, "deadline of one tool call in a module")
 	f.add(cmd)

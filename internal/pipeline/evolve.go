@@ -209,18 +209,8 @@ func EvolveMetrics(res *evolve.Result) report.Metrics {
 	for _, c := range report.AttributionClasses {
 		m.Attributions[c] = 0
 	}
-	rate := func(n, d int) *float64 {
-		if d == 0 {
-			return nil
-		}
-		f := float64(n) / float64(d)
-		return &f
-	}
 	for _, r := range res.Rounds {
-		m.Rounds = append(m.Rounds, report.Round{Round: r.Round, Revise: r.Revise, Tasks: r.Tasks, Certified: r.Certified,
-			Episodes: r.Episodes, Passed: r.Passed, PassRate: rate(r.Passed, r.Episodes),
-			ToolCalls: r.Calls, NonPolicyToolErrors: r.NonPolicyErrors, ToolErrorRate: rate(r.NonPolicyErrors, r.Calls),
-			Attributions: r.Attributions, Findings: r.Findings, Applied: r.Applied, RolledBack: r.RolledBack, Discarded: r.Discarded, Regressed: r.Regressed})
+		m.Rounds = append(m.Rounds, r)
 		m.Episodes += r.Episodes
 		m.ScoredEpisodes += r.Episodes
 		m.Passed += r.Passed
@@ -228,6 +218,6 @@ func EvolveMetrics(res *evolve.Result) report.Metrics {
 			m.Attributions[c] += n
 		}
 	}
-	m.PassRate = rate(m.Passed, m.ScoredEpisodes)
+	m.PassRate = report.RoundRate(m.Passed, m.ScoredEpisodes)
 	return m
 }

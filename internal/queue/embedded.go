@@ -21,7 +21,8 @@ type EmbeddedOptions struct {
 
 // Embedded is a NATS server with JetStream running in this process.
 type Embedded struct {
-	s *server.Server
+	s     *server.Server
+	store string
 }
 
 // StartEmbedded starts a NATS server with JetStream on o's address and
@@ -50,7 +51,7 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		s.Shutdown()
 		return nil, fmt.Errorf("queue: embedded NATS on %s:%d did not start within 10s", host, port)
 	}
-	return &Embedded{s: s}, nil
+	return &Embedded{s: s, store: o.StoreDir}, nil
 }
 
 // URL is the server's client URL, "nats://127.0.0.1:PORT".

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -526,4 +527,34 @@ func TestNATSRestartMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFolder(t, f.ref, out)
+}
+
+// A worker with MaxBuilt 1 given jobs of three distinct configs (the same
+// experiment, each config with another comment) keeps one experiment
+// built, closing the others, and every run still completes.
+func TestWorkerBoundsBuiltExperiments(t *testing.T) {
+	f := setup(t)
+	c := newCluster(t, Options{AckWait: 5 * time.Second})
+	w := c.start(f.regDir, WorkerOptions{MaxBuilt: 1})
+	ctx := context.Background()
+	b, err := f.build(ctx, f.regDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	q := c.connect()
+	for i := range 3 {
+		src := append(slices.Clone(f.src), fmt.Sprintf("\n# config %d\n", i)...)
+		d := q.Dispatcher(Run{ID: NewRunID(), Config: src, File: f.file, Modules: b.Modules})
+		res, err := pipeline.Run(ctx, b.Spec, pipeline.Options{Dir: filepath.Join(t.TempDir(), "run"), GeneratedAt: "t", Dispatcher: d})
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if res.Metrics.Episodes != wantEpisodes {
+			t.Errorf("run %d: %d episodes, want %d", i, res.Metrics.Episodes, wantEpisodes)
+		}
+	}
+	if s := w.Stats(); s.Built != 1 || s.Evicted != 2 || s.Done < 3*wantUnits {
+		t.Errorf("worker stats %+v, want 1 built, 2 evicted, at least %d done", s, 3*wantUnits)
+	}
 }

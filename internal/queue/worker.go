@@ -43,6 +43,11 @@ type WorkerOptions struct {
 	// MaxJobs, when positive, makes Run return after that many jobs were
 	// acked (tests, one-shot workers).
 	MaxJobs int
+	// MaxBuilt caps the distinct experiments (run configs) the worker
+	// keeps built between jobs (0 = DefaultMaxBuilt): a new one closes the
+	// least recently used experiment no job is running on (its MegaMCP
+	// server and plugin processes); a later job of it builds it again.
+	MaxBuilt int
 }
 
 // WorkerStats count what a Worker did.
@@ -51,6 +56,9 @@ type WorkerStats struct {
 	// handed back for a missing module; Malformed jobs dropped; Requeued
 	// jobs handed back because the worker stopped while running them.
 	Done, Refused, Malformed, Requeued int
+	// Built is how many experiments the worker holds built now; Evicted
+	// how many it closed to stay within WorkerOptions.MaxBuilt.
+	Built, Evicted int
 }
 
 // Worker takes jobs from the queue and runs them.
@@ -59,16 +67,9 @@ type Worker struct {
 	o WorkerOptions
 
 	mu     sync.Mutex
-	built  map[string]*built // by Run.buildKey
+	built  *builtCache // by Run.buildKey
 	stats  WorkerStats
 	closed bool
-}
-
-type built struct {
-	once   sync.Once
-	b      *pipeline.Built
-	runner *pipeline.UnitRunner
-	err    error
 }
 
 // Worker returns a worker on q.
@@ -80,14 +81,16 @@ func (q *Queue) Worker(o WorkerOptions) *Worker {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 1
 	}
-	return &Worker{q: q, o: o, built: map[string]*built{}}
+	return &Worker{q: q, o: o, built: newBuiltCache(o.MaxBuilt)}
 }
 
 // Stats returns the counts so far.
 func (w *Worker) Stats() WorkerStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.stats
+	s := w.stats
+	s.Built = len(w.built.m)
+	return s
 }
 
 // Run takes and runs jobs until ctx ends (or MaxJobs were done), then
@@ -189,7 +192,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) bool {
 	}()
 	defer func() { hb.Stop(); close(beat) }()
 
-	runner, ie := w.runner(ctx, &job.Run)
+	runner, release, ie := w.runner(ctx, &job.Run)
 	if ie != nil {
 		if ctx.Err() != nil {
 			w.requeue(msg)
@@ -198,6 +201,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) bool {
 		w.refuse(ctx, msg, job, ie)
 		return false
 	}
+	defer release()
 	var res *pipeline.UnitResult
 	if job.Run.Batch != nil {
 		runner, err = runner.WithBatch(job.Run.Batch, os.Getenv)
@@ -265,10 +269,13 @@ func (w *Worker) refuse(ctx context.Context, msg jetstream.Msg, job *JobMsg, ie 
 // processes). A module digest the worker cannot get is a refusal: an
 // infrastructure failure of component module, kind no_such_module,
 // retryable elsewhere; so is a config that does not build here.
-func (w *Worker) runner(ctx context.Context, run *Run) (*pipeline.UnitRunner, *rollout.InfraError) {
+//
+// release hands the experiment back when the job is done (it may then be
+// closed to keep within WorkerOptions.MaxBuilt).
+func (w *Worker) runner(ctx context.Context, run *Run) (_ *pipeline.UnitRunner, release func(), _ *rollout.InfraError) {
 	for name, d := range run.Modules {
 		if err := w.module(ctx, d); err != nil {
-			return nil, &rollout.InfraError{Component: failure.Module, Kind: failure.NoSuchModule, Retryable: true,
+			return nil, nil, &rollout.InfraError{Component: failure.Module, Kind: failure.NoSuchModule, Retryable: true,
 				Message: fmt.Sprintf("worker %s cannot get module %q (%s): %v", w.o.Name, name, d, err)}
 		}
 	}
@@ -276,26 +283,29 @@ func (w *Worker) runner(ctx context.Context, run *Run) (*pipeline.UnitRunner, *r
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return nil, &rollout.InfraError{Component: failure.Scheduler, Kind: failure.Canceled, Retryable: true, Message: "worker stopping"}
+		return nil, nil, &rollout.InfraError{Component: failure.Scheduler, Kind: failure.Canceled, Retryable: true, Message: "worker stopping"}
 	}
-	bd := w.built[key]
-	if bd == nil {
-		bd = &built{}
-		w.built[key] = bd
-	}
+	bd, evicted := w.built.take(key)
+	w.stats.Evicted += len(evicted)
 	w.mu.Unlock()
+	closeBuilt(evicted)
 	bd.once.Do(func() { bd.b, bd.runner, bd.err = w.build(ctx, run) })
 	if bd.err != nil {
 		err := bd.err
 		w.mu.Lock()
-		if w.built[key] == bd {
-			delete(w.built, key) // built again for the next job
-		}
+		w.built.drop(key, bd) // built again for the next job
 		w.mu.Unlock()
-		return nil, &rollout.InfraError{Component: failure.Scheduler, Kind: failure.Start, Retryable: true,
+		return nil, nil, &rollout.InfraError{Component: failure.Scheduler, Kind: failure.Start, Retryable: true,
 			Message: fmt.Sprintf("worker %s cannot build the run's experiment: %v", w.o.Name, err)}
 	}
-	return bd.runner, nil
+	release = func() {
+		w.mu.Lock()
+		evicted := w.built.release(bd)
+		w.stats.Evicted += len(evicted)
+		w.mu.Unlock()
+		closeBuilt(evicted)
+	}
+	return bd.runner, release, nil
 }
 
 // module makes sure the registry holds digest, pulling it when it can.
@@ -335,12 +345,7 @@ func (w *Worker) build(ctx context.Context, run *Run) (*pipeline.Built, *pipelin
 func (w *Worker) close() {
 	w.mu.Lock()
 	w.closed = true
-	all := w.built
-	w.built = map[string]*built{}
+	all := w.built.all()
 	w.mu.Unlock()
-	for _, bd := range all {
-		if bd.b != nil {
-			bd.b.Close()
-		}
-	}
+	closeBuilt(all)
 }

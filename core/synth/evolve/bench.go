@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/weft-dev/weft/core/attribute"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/synth/tasks"
@@ -358,7 +359,7 @@ func (b *Bench) Score(res *Result) *Score {
 		}
 		if i+1 < len(res.Rounds) {
 			rs.Regressed = len(res.Rounds[i+1].Regressed)
-			rs.ToolErrorRate = res.Rounds[i+1].ToolErrorRate
+			rs.ToolErrorRate = report.RateOr0(res.Rounds[i+1].ToolErrorRate)
 		}
 		sc.Rounds = append(sc.Rounds, rs)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/model/scripted"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/task"
 )
@@ -74,8 +75,12 @@ func TestEvolveBenchSlice(t *testing.T) {
 		if tried > 5 {
 			t.Errorf("round %d tried %d revisions over a budget of 5", rd.Round, tried)
 		}
-		if i > 0 && !(rd.ToolErrorRate < res.Rounds[i-1].ToolErrorRate) {
-			t.Errorf("round %d: non-policy tool error rate %.4f did not fall from %.4f", rd.Round, rd.ToolErrorRate, res.Rounds[i-1].ToolErrorRate)
+		if i > 0 && !(report.RateOr0(rd.ToolErrorRate) < report.RateOr0(res.Rounds[i-1].ToolErrorRate)) {
+			t.Errorf("round %d: non-policy tool error rate %.4f did not fall from %.4f", rd.Round, report.RateOr0(rd.ToolErrorRate), report.RateOr0(res.Rounds[i-1].ToolErrorRate))
+		}
+		if rd.PassRate == nil || rd.ToolErrorRate == nil || *rd.PassRate != float64(rd.Passed)/float64(rd.Episodes) ||
+			*rd.ToolErrorRate != float64(rd.NonPolicyToolErrors)/float64(rd.ToolCalls) {
+			t.Errorf("round %d: rates %v, %v for %d/%d passed, %d/%d calls failed", rd.Round, rd.PassRate, rd.ToolErrorRate, rd.Passed, rd.Episodes, rd.NonPolicyToolErrors, rd.ToolCalls)
 		}
 		if len(rd.Regressed) != 0 {
 			t.Errorf("round %d: regressed %v", rd.Round, rd.Regressed)
@@ -84,8 +89,8 @@ func TestEvolveBenchSlice(t *testing.T) {
 			t.Errorf("round %d: no policy failure: the scripted faults are not mixed in", rd.Round)
 		}
 	}
-	if res.Rounds[0].ToolErrorRate < 0.05 || res.Rounds[3].ToolErrorRate != 0 {
-		t.Errorf("non-policy tool error rate %.4f before, %.4f after: want the planted tools to show and then be gone", res.Rounds[0].ToolErrorRate, res.Rounds[3].ToolErrorRate)
+	if report.RateOr0(res.Rounds[0].ToolErrorRate) < 0.05 || report.RateOr0(res.Rounds[3].ToolErrorRate) != 0 {
+		t.Errorf("non-policy tool error rate %.4f before, %.4f after: want the planted tools to show and then be gone", report.RateOr0(res.Rounds[0].ToolErrorRate), report.RateOr0(res.Rounds[3].ToolErrorRate))
 	}
 	for _, rs := range sc.Rounds {
 		if rs.Precision == nil || *rs.Precision != 1 {
@@ -136,8 +141,8 @@ func TestPolicyFailuresNotRevised(t *testing.T) {
 		t.Fatal(err)
 	}
 	rd := res.Rounds[0]
-	if rd.Attributions[attribute.ClassPolicy] < 5 || rd.PassRate > 0.8 || len(res.Revisions) != 0 || rd.NonPolicyErrors != 0 {
-		t.Errorf("policy %d, pass rate %.2f, revisions %d, non-policy errors %d", rd.Attributions[attribute.ClassPolicy], rd.PassRate, len(res.Revisions), rd.NonPolicyErrors)
+	if rd.Attributions[attribute.ClassPolicy] < 5 || report.RateOr0(rd.PassRate) > 0.8 || len(res.Revisions) != 0 || rd.NonPolicyToolErrors != 0 {
+		t.Errorf("policy %d, pass rate %.2f, revisions %d, non-policy errors %d", rd.Attributions[attribute.ClassPolicy], report.RateOr0(rd.PassRate), len(res.Revisions), rd.NonPolicyToolErrors)
 	}
 }
 

@@ -12,13 +12,14 @@ import (
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/synth"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // Format is the format of an evolution report (Result as JSON).
-const Format = "weft.evolve/v1"
+const Format = "weft.evolve/v2"
 
 // Server is one server of the system and the documentation it was
 // synthesized from (nil Docs: hand-written or docs unknown; its tools are
@@ -106,42 +107,9 @@ type Revision struct {
 	Tasks []string `json:"tasks"`
 }
 
-// Round is one round's figures: the rollouts on the system entering the
-// round, then the revisions tried. The entry after the last round has
-// Revise false: it measures the evolved system.
-type Round struct {
-	Round  int  `json:"round"`
-	Revise bool `json:"revise"`
-	// Tasks are the active tasks (not dropped); Certified those that
-	// certify on the round's system.
-	Tasks     int `json:"tasks"`
-	Certified int `json:"certified"`
-	// Episodes rolled out, and those whose every checkpoint passed.
-	Episodes int     `json:"episodes"`
-	Passed   int     `json:"passed"`
-	PassRate float64 `json:"pass_rate"`
-	// Calls made by the policy, and the non-policy tool errors among them:
-	// failed calls equal (tool and JSON-equal arguments) to a call of the
-	// task's reference, so the error is not the policy's doing.
-	Calls           int     `json:"calls"`
-	NonPolicyErrors int     `json:"non_policy_errors"`
-	ToolErrorRate   float64 `json:"non_policy_tool_error_rate"`
-	// Attributions counts failed checkpoints by class.
-	Attributions map[attribute.Class]int `json:"attributions"`
-	// Findings are the non-policy findings (deduplicated by atomic task
-	// and kind) the round routed to revision.
-	Findings int `json:"findings"`
-	// Applied, RolledBack and Discarded count the round's revisions by
-	// class.
-	Applied    map[attribute.Class]int `json:"applied"`
-	RolledBack map[attribute.Class]int `json:"rolled_back"`
-	Discarded  map[attribute.Class]int `json:"discarded"`
-	// Regressed lists tasks that certified, or whose faithful episode
-	// passed, on the round before and do not on this round's system.
-	Regressed []string `json:"regressed"`
-	// Unrevised counts findings no allowed class could revise.
-	Unrevised int `json:"unrevised"`
-}
+// Round is one round's figures: report.Round, the one type evolve.json
+// and metrics.json share.
+type Round = report.Round
 
 // Result is an evolution run: one Round per round plus the final
 // measurement, every revision tried, and the evolved system.
@@ -248,7 +216,7 @@ func Run(ctx context.Context, sys *System, opts Options) (*Result, error) {
 		}
 		if opts.Progress != nil {
 			opts.Progress(fmt.Sprintf("round %d: %d tasks (%d certified), %d episodes, pass rate %.3f, non-policy tool error rate %.4f, %d findings, applied %v",
-				r, rd.Tasks, rd.Certified, rd.Episodes, rd.PassRate, rd.ToolErrorRate, rd.Findings, rd.Applied))
+				r, rd.Tasks, rd.Certified, rd.Episodes, report.RateOr0(rd.PassRate), report.RateOr0(rd.ToolErrorRate), rd.Findings, rd.Applied))
 		}
 		res.Rounds = append(res.Rounds, *rd)
 		prev = w

@@ -67,8 +67,8 @@ func TestEvolveTau2RetailSlice(t *testing.T) {
 	if r1.Tasks != 3 || r1.Certified != 1 || after.Tasks != 1 || after.Certified != 1 || len(after.Regressed) != 0 || r1.Applied[attribute.ClassEnvironment] != 0 {
 		t.Errorf("round 1 %+v\nafter %+v", r1, after)
 	}
-	if r1.NonPolicyErrors == 0 || after.NonPolicyErrors != 0 {
-		t.Errorf("non-policy tool errors %d before, %d after", r1.NonPolicyErrors, after.NonPolicyErrors)
+	if r1.NonPolicyToolErrors == 0 || after.NonPolicyToolErrors != 0 {
+		t.Errorf("non-policy tool errors %d before, %d after", r1.NonPolicyToolErrors, after.NonPolicyToolErrors)
 	}
 	if len(res.System.Tasks) != 1 || res.System.Tasks[0].ID != "0" || res.System.Tasks[0].Version != 0 {
 		t.Errorf("evolved tasks %v", res.System.Tasks)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/model/scripted"
+	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/synth/tasks"
 	"github.com/weft-dev/weft/core/task"
@@ -326,19 +327,15 @@ func (w *world) measure(ctx context.Context, round int, opts *Options) (*Round, 
 			if ep.passed {
 				rd.Passed++
 			}
-			rd.Calls += ep.calls
-			rd.NonPolicyErrors += ep.nonPolicy
+			rd.ToolCalls += ep.calls
+			rd.NonPolicyToolErrors += ep.nonPolicy
 			for _, a := range ep.attrs {
 				rd.Attributions[a.Class]++
 			}
 		}
 	}
-	if rd.Episodes > 0 {
-		rd.PassRate = float64(rd.Passed) / float64(rd.Episodes)
-	}
-	if rd.Calls > 0 {
-		rd.ToolErrorRate = float64(rd.NonPolicyErrors) / float64(rd.Calls)
-	}
+	rd.PassRate = report.RoundRate(rd.Passed, rd.Episodes)
+	rd.ToolErrorRate = report.RoundRate(rd.NonPolicyToolErrors, rd.ToolCalls)
 	if err := w.collect(ctx); err != nil {
 		return nil, err
 	}

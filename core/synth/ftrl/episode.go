@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
 	"github.com/weft-dev/weft/core/train"
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // Sample is one FTRL training sample, the record Code/data_sample/
@@ -86,11 +87,11 @@ func (e *Env) Runner() func(ctx context.Context, calls []train.FTRLCall) ([]stri
 		out := make([]string, len(calls))
 		for i, c := range calls {
 			name := c.NameString()
-			if c.Name.Kind != train.PyStr || e.Dep.Server.Tool(name) == nil {
+			if c.Name.Kind != pyvalue.Str || e.Dep.Server.Tool(name) == nil {
 				out[i] = train.FTRLErrorFeedback(c.Name, "'"+name+"'")
 				continue
 			}
-			if c.Args.Kind != train.PyDict {
+			if c.Args.Kind != pyvalue.Dict {
 				out[i] = train.FTRLErrorFeedback(c.Name, name+"() argument after ** must be a mapping")
 				continue
 			}

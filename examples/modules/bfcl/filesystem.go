@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // GorillaFileSystem (bfcl_eval func_source_code/gorilla_file_system.py).
@@ -526,7 +528,7 @@ func fsWc(g *fsGraph, a *Dict) (any, error) {
 	}
 	mode := opt(a, "mode", "l")
 	if mode != "l" && mode != "w" && mode != "c" {
-		return dict("error", fmt.Sprintf("wc: invalid mode '%s'", pyStr(mode))), nil
+		return dict("error", fmt.Sprintf("wc: invalid mode '%s'", pyvalue.StrAny(mode))), nil
 	}
 	f := g.fileIn(name)
 	if f == nil {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // MathAPI (bfcl_eval func_source_code/math_api.py): stateless arithmetic.
@@ -242,7 +244,7 @@ func mathSI(_, a *Dict) (any, error) {
 	fi, ok1 := toMeters[in]
 	fo, ok2 := toMeters[out]
 	if !ok1 || !ok2 {
-		return dict("error", "Conversion from '"+pyStr(a.G("unit_in"))+"' to '"+pyStr(a.G("unit_out"))+"' is not supported"), nil
+		return dict("error", "Conversion from '"+pyvalue.StrAny(a.G("unit_in"))+"' to '"+pyvalue.StrAny(a.G("unit_out"))+"' is not supported"), nil
 	}
 	// to_meters holds ints for km and m: value * int keeps an int value.
 	var inM pyNum
@@ -265,7 +267,7 @@ func mathImperial(_, a *Dict) (any, error) {
 	if !ok {
 		return dict("error", "Value must be a number"), nil
 	}
-	in, out := pyStr(a.G("unit_in")), pyStr(a.G("unit_out"))
+	in, out := pyvalue.StrAny(a.G("unit_in")), pyvalue.StrAny(a.G("unit_out"))
 	if pyEq(a.G("unit_in"), a.G("unit_out")) {
 		return result(v.val()), nil
 	}
@@ -364,7 +366,7 @@ func mathRound(_, a *Dict) (any, error) {
 		return result(int64(math.RoundToEven(q)) * p), nil
 	}
 	if d >= 0 {
-		return result(pyRound(n.f, int(d))), nil
+		return result(pyvalue.Round(n.f, int(d))), nil
 	}
 	p := math.Pow(10, float64(-d))
 	return result(math.RoundToEven(n.f/p) * p), nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // MessageAPI (bfcl_eval func_source_code/message_api.py): a workspace's
@@ -58,7 +60,7 @@ func msgGetUserID(self, a *Dict) (any, error) {
 	u, _ := str(a.G("user"))
 	v, ok := userMap(self).Get(u)
 	if !ok {
-		return dict("error", fmt.Sprintf("User '%s' not found in the workspace.", pyStr(a.G("user")))), nil
+		return dict("error", fmt.Sprintf("User '%s' not found in the workspace.", pyvalue.StrAny(a.G("user")))), nil
 	}
 	return dict("user_id", v), nil
 }
@@ -66,10 +68,10 @@ func msgGetUserID(self, a *Dict) (any, error) {
 func msgLogin(self, a *Dict) (any, error) {
 	id := a.G("user_id")
 	if !mapHasValue(userMap(self), id) {
-		return dict("login_status", false, "message", fmt.Sprintf("User ID '%s' not found.", pyStr(id))), nil
+		return dict("login_status", false, "message", fmt.Sprintf("User ID '%s' not found.", pyvalue.StrAny(id))), nil
 	}
 	self.Set("current_user", id)
-	return dict("login_status", true, "message", fmt.Sprintf("User '%s' logged in successfully.", pyStr(id))), nil
+	return dict("login_status", true, "message", fmt.Sprintf("User '%s' logged in successfully.", pyvalue.StrAny(id))), nil
 }
 
 func msgSend(self, a *Dict) (any, error) {
@@ -78,7 +80,7 @@ func msgSend(self, a *Dict) (any, error) {
 	}
 	rid := a.G("receiver_id")
 	if !mapHasValue(userMap(self), rid) {
-		return dict("error", fmt.Sprintf("Receiver ID '%s' not found.", pyStr(rid))), nil
+		return dict("error", fmt.Sprintf("Receiver ID '%s' not found.", pyvalue.StrAny(rid))), nil
 	}
 	r, save := rng(self)
 	ids, _ := list(self.G("generated_ids"))
@@ -132,10 +134,10 @@ func msgDelete(self, a *Dict) (any, error) {
 			// list.remove drops the first entry equal to this one.
 			j := slices.IndexFunc(inbox, func(x any) bool { return pyEq(x, inbox[i]) })
 			self.Set("inbox", append(inbox[:j:j], inbox[j+1:]...))
-			return dict("deleted_status", true, "receiver_id", k, "message", fmt.Sprintf("Receiver %s's latest message deleted successfully.", pyStr(rid))), nil
+			return dict("deleted_status", true, "receiver_id", k, "message", fmt.Sprintf("Receiver %s's latest message deleted successfully.", pyvalue.StrAny(rid))), nil
 		}
 	}
-	return dict("error", fmt.Sprintf("Receiver ID %s not found.", pyStr(rid))), nil
+	return dict("error", fmt.Sprintf("Receiver ID %s not found.", pyvalue.StrAny(rid))), nil
 }
 
 func msgViewSent(self, _ *Dict) (any, error) {

@@ -3,6 +3,8 @@ package main
 import (
 	"strconv"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // TwitterAPI (bfcl_eval func_source_code/posting_api.py). Python keeps
@@ -49,7 +51,7 @@ func loadTwitter(cfg *Dict) (*Dict, error) {
 	for _, k := range tweets.Keys() {
 		n, err := strconv.ParseInt(strings.TrimSpace(k), 10, 64)
 		if err != nil {
-			return nil, raise("invalid literal for int() with base 10: %s", pyQuote(k))
+			return nil, raise("invalid literal for int() with base 10: %s", pyvalue.ReprStr(k))
 		}
 		norm.Set(strconv.FormatInt(n, 10), tweets.G(k))
 	}
@@ -110,7 +112,7 @@ func twRetweet(self, a *Dict) (any, error) {
 	id := a.G("tweet_id")
 	k := tweetKey(id)
 	if k == "" || !tweets(self).Has(k) {
-		return dict("error", "Tweet with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Tweet with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	rt, _ := self.G("retweets").(*Dict)
 	u, _ := str(self.G("username"))
@@ -135,7 +137,7 @@ func twComment(self, a *Dict) (any, error) {
 	id := a.G("tweet_id")
 	k := tweetKey(id)
 	if k == "" || !tweets(self).Has(k) {
-		return dict("error", "Tweet with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Tweet with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	cm, _ := self.G("comments").(*Dict)
 	l, _ := list(cm.G(k))
@@ -147,7 +149,7 @@ func twMention(self, a *Dict) (any, error) {
 	id := a.G("tweet_id")
 	k := tweetKey(id)
 	if k == "" || !tweets(self).Has(k) {
-		return dict("error", "Tweet with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Tweet with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	t, _ := tweets(self).G(k).(*Dict)
 	m, _ := list(t.G("mentions"))
@@ -195,7 +197,7 @@ func twGetTweet(self, a *Dict) (any, error) {
 	id := a.G("tweet_id")
 	k := tweetKey(id)
 	if k == "" || !tweets(self).Has(k) {
-		return dict("error", "Tweet with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Tweet with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	return tweets(self).G(k), nil
 }
@@ -238,7 +240,7 @@ func twComments(self, a *Dict) (any, error) {
 	id := a.G("tweet_id")
 	k := tweetKey(id)
 	if k == "" || !tweets(self).Has(k) {
-		return dict("error", "Tweet with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Tweet with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	cm, _ := self.G("comments").(*Dict)
 	if v, ok := cm.Get(k); ok {

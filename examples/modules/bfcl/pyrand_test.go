@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // TestPyRandom checks the Mersenne Twister port against CPython 3.11's
@@ -52,19 +54,19 @@ func TestPyRandom(t *testing.T) {
 // TestPyFormatting checks Python's float repr and round().
 func TestPyFormatting(t *testing.T) {
 	for f, want := range map[float64]string{1e16: "1e+16", 1.5e-5: "1.5e-05", 123456789.125: "123456789.125", 10000: "10000.0", -0.5: "-0.5"} {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
+		if got := pyvalue.FloatRepr(f); got != want {
+			t.Errorf("pyvalue.FloatRepr(%v) = %q, want %q", f, got, want)
 		}
 	}
 	// round(2.675, 2) is 2.67 (2.675 is below the tie in binary);
 	// round(0.125, 2) is 0.12 (an exact tie, to even).
-	if got := pyRound(2.675, 2); got != 2.67 {
-		t.Errorf("pyRound(2.675, 2) = %v", got)
+	if got := pyvalue.Round(2.675, 2); got != 2.67 {
+		t.Errorf("pyvalue.Round(2.675, 2) = %v", got)
 	}
-	if got := pyRound(0.125, 2); got != 0.12 {
-		t.Errorf("pyRound(0.125, 2) = %v", got)
+	if got := pyvalue.Round(0.125, 2); got != 0.12 {
+		t.Errorf("pyvalue.Round(0.125, 2) = %v", got)
 	}
-	if got := pyRepr(dict("a", []any{"it's", nil, true, int64(3)})); got != `{'a': ["it's", None, True, 3]}` {
+	if got := pyvalue.ReprAny(dict("a", []any{"it's", nil, true, int64(3)})); got != `{'a': ["it's", None, True, 3]}` {
 		t.Errorf("pyRepr = %s", got)
 	}
 	if got := splitLines("a\r\nb\rc\n\nd\n"); len(got) != 5 || got[0] != "a" || got[3] != "" || got[4] != "d" {

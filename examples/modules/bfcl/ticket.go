@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // TicketAPI (bfcl_eval func_source_code/ticket_api.py): a support ticket
@@ -68,7 +70,7 @@ func ticketGet(self, a *Dict) (any, error) {
 		return nil, err
 	}
 	if t == nil {
-		return dict("error", fmt.Sprintf("Ticket with ID %s not found.", pyStr(a.G("ticket_id")))), nil
+		return dict("error", fmt.Sprintf("Ticket with ID %s not found.", pyvalue.StrAny(a.G("ticket_id")))), nil
 	}
 	return t, nil
 }
@@ -80,13 +82,13 @@ func ticketClose(self, a *Dict) (any, error) {
 		return nil, err
 	}
 	if t == nil {
-		return dict("error", "Ticket with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Ticket with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	if t.G("status") == "Closed" {
-		return dict("error", "Ticket with ID "+pyStr(id)+" is already closed."), nil
+		return dict("error", "Ticket with ID "+pyvalue.StrAny(id)+" is already closed."), nil
 	}
 	t.Set("status", "Closed")
-	return dict("status", "Ticket "+pyStr(id)+" has been closed successfully."), nil
+	return dict("status", "Ticket "+pyvalue.StrAny(id)+" has been closed successfully."), nil
 }
 
 func ticketResolve(self, a *Dict) (any, error) {
@@ -96,14 +98,14 @@ func ticketResolve(self, a *Dict) (any, error) {
 		return nil, err
 	}
 	if t == nil {
-		return dict("error", "Ticket with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Ticket with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	if t.G("status") == "Resolved" {
-		return dict("error", "Ticket with ID "+pyStr(id)+" is already resolved."), nil
+		return dict("error", "Ticket with ID "+pyvalue.StrAny(id)+" is already resolved."), nil
 	}
 	t.Set("status", "Resolved")
 	t.Set("resolution", a.G("resolution"))
-	return dict("status", "Ticket "+pyStr(id)+" has been resolved successfully."), nil
+	return dict("status", "Ticket "+pyvalue.StrAny(id)+" has been resolved successfully."), nil
 }
 
 func ticketEdit(self, a *Dict) (any, error) {
@@ -113,7 +115,7 @@ func ticketEdit(self, a *Dict) (any, error) {
 		return nil, err
 	}
 	if t == nil {
-		return dict("error", "Ticket with ID "+pyStr(id)+" not found."), nil
+		return dict("error", "Ticket with ID "+pyvalue.StrAny(id)+" not found."), nil
 	}
 	up, ok := a.G("updates").(*Dict)
 	if !ok {
@@ -135,7 +137,7 @@ func ticketEdit(self, a *Dict) (any, error) {
 			t.Set(k, v)
 		}
 	}
-	return dict("status", "Ticket "+pyStr(id)+" has been updated successfully."), nil
+	return dict("status", "Ticket "+pyvalue.StrAny(id)+" has been updated successfully."), nil
 }
 
 func ticketLogin(self, a *Dict) (any, error) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // TradingBot (bfcl_eval func_source_code/trading_bot.py). Python keys
@@ -162,14 +164,14 @@ func tbStockInfo(self, a *Dict) (any, error) {
 	if v, ok := stocks(self).Get(s); ok {
 		return v, nil
 	}
-	return dict("error", fmt.Sprintf("Stock with symbol '%s' not found.", pyStr(a.G("symbol")))), nil
+	return dict("error", fmt.Sprintf("Stock with symbol '%s' not found.", pyvalue.StrAny(a.G("symbol")))), nil
 }
 
 func orderKeysRepr(self *Dict) string {
 	parts := []string{}
 	for _, k := range orders(self).Keys() {
 		if strings.HasPrefix(k, "s:") {
-			parts = append(parts, pyQuote(k[2:]))
+			parts = append(parts, pyvalue.ReprStr(k[2:]))
 		} else {
 			parts = append(parts, k)
 		}
@@ -182,20 +184,20 @@ func tbOrderDetails(self, a *Dict) (any, error) {
 	if v, ok := orders(self).Get(k); ok {
 		return v, nil
 	}
-	return dict("error", fmt.Sprintf("Order with ID %s not found.", pyStr(a.G("order_id")))+"Here is the list of orders_id: "+orderKeysRepr(self)), nil
+	return dict("error", fmt.Sprintf("Order with ID %s not found.", pyvalue.StrAny(a.G("order_id")))+"Here is the list of orders_id: "+orderKeysRepr(self)), nil
 }
 
 func tbCancelOrder(self, a *Dict) (any, error) {
 	id := a.G("order_id")
 	o, ok := orders(self).G(orderKey(id)).(*Dict)
 	if !ok {
-		return dict("error", fmt.Sprintf("Order with ID %s not found.", pyStr(id))), nil
+		return dict("error", fmt.Sprintf("Order with ID %s not found.", pyvalue.StrAny(id))), nil
 	}
 	if !o.Has("status") {
 		return nil, raise("'status'")
 	}
 	if o.G("status") == "Completed" {
-		return dict("error", fmt.Sprintf("Can't cancel order %s. Order is already completed.", pyStr(id))), nil
+		return dict("error", fmt.Sprintf("Can't cancel order %s. Order is already completed.", pyvalue.StrAny(id))), nil
 	}
 	o.Set("status", "Cancelled")
 	return dict("order_id", id, "status", "Cancelled"), nil
@@ -216,7 +218,7 @@ func tbPlaceOrder(self, a *Dict) (any, error) {
 	}
 	sym, _ := str(a.G("symbol"))
 	if !stocks(self).Has(sym) {
-		return dict("error", "Invalid stock symbol: "+pyStr(a.G("symbol"))), nil
+		return dict("error", "Invalid stock symbol: "+pyvalue.StrAny(a.G("symbol"))), nil
 	}
 	price, _ := num(a.G("price"))
 	amount, _ := num(a.G("amount"))
@@ -343,10 +345,10 @@ func tbRemoveWatch(self, a *Dict) (any, error) {
 	wl, _ := list(self.G("watch_list"))
 	i := listIndex(wl, a.G("symbol"))
 	if i < 0 {
-		return dict("error", fmt.Sprintf("Stock %s not found in watchlist.", pyStr(a.G("symbol")))), nil
+		return dict("error", fmt.Sprintf("Stock %s not found in watchlist.", pyvalue.StrAny(a.G("symbol")))), nil
 	}
 	self.Set("watch_list", append(wl[:i:i], wl[i+1:]...))
-	return dict("status", fmt.Sprintf("Stock %s removed from watchlist successfully.", pyStr(a.G("symbol")))), nil
+	return dict("status", fmt.Sprintf("Stock %s removed from watchlist successfully.", pyvalue.StrAny(a.G("symbol")))), nil
 }
 
 func tbWatchlist(self, _ *Dict) (any, error) {
@@ -385,7 +387,7 @@ func tbTransactionHistory(self, a *Dict) (any, error) {
 		}
 		t, err := time.Parse(layout, s)
 		if err != nil {
-			return time.Time{}, raise("time data %s does not match format '%s'", pyQuote(s), pylayout)
+			return time.Time{}, raise("time data %s does not match format '%s'", pyvalue.ReprStr(s), pylayout)
 		}
 		return t, nil
 	}

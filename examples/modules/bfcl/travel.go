@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // TravelAPI (bfcl_eval func_source_code/travel_booking.py). Tokens, card,
@@ -164,7 +166,7 @@ func trFlightCost(_, a *Dict) (any, error) {
 func cardKeysRepr(self *Dict) string {
 	var parts []string
 	for _, k := range cards(self).Keys() {
-		parts = append(parts, pyQuote(k))
+		parts = append(parts, pyvalue.ReprStr(k))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
@@ -206,10 +208,10 @@ func trBook(self, a *Dict) (any, error) {
 	}
 	from, to := a.G("travel_from"), a.G("travel_to")
 	if f, ok := from.(string); !ok || !slices.Contains(travelAirports, f) {
-		return fail(st, "Invalid departure airport code: "+pyStr(from)), nil
+		return fail(st, "Invalid departure airport code: "+pyvalue.StrAny(from)), nil
 	}
 	if t, ok := to.(string); !ok || !slices.Contains(travelAirports, t) {
-		return fail(st, "Invalid destination airport code: "+pyStr(to)), nil
+		return fail(st, "Invalid destination airport code: "+pyvalue.StrAny(to)), nil
 	}
 	date := a.G("travel_date")
 	ds, ok := str(date)
@@ -260,7 +262,7 @@ func trInvoice(self, a *Dict) (any, error) {
 	inv := dict("booking_id", bid)
 	for _, k := range []string{"travel_date", "travel_from", "travel_to", "travel_class", "travel_cost", "transaction_id"} {
 		if b == nil || !b.Has(k) {
-			return nil, raise("%s", pyQuote(k))
+			return nil, raise("%s", pyvalue.ReprStr(k))
 		}
 		inv.Set(k, b.G(k))
 	}
@@ -296,7 +298,7 @@ func trCancel(self, a *Dict) (any, error) {
 	cid, _ := str(b.G("card_id"))
 	card, ok := cards(self).G(cid).(*Dict)
 	if !ok || !card.Has("balance") {
-		return nil, raise("%s", pyQuote(cid))
+		return nil, raise("%s", pyvalue.ReprStr(cid))
 	}
 	card.Set("balance", addNum(card.G("balance"), b.G("travel_cost")))
 	bookings(self).Del(bid.(string))
@@ -324,7 +326,7 @@ func trExchange(_, a *Dict) (any, error) {
 			return dict("exchanged_value", v.f*r.rate.f), nil
 		}
 		if b == r.to && t == r.from {
-			return dict("exchanged_value", pyRound(v.f/r.rate.f, 2)), nil
+			return dict("exchanged_value", pyvalue.Round(v.f/r.rate.f, 2)), nil
 		}
 	}
 	return nil, raise("No available exchange rate for the given currencies.")
@@ -334,7 +336,7 @@ func trVerify(self, a *Dict) (any, error) {
 	fn, ln := a.G("first_name"), a.G("last_name")
 	if !pyEq(self.G("user_first_name"), fn) || !pyEq(self.G("user_last_name"), ln) {
 		return dict("verification_status", false, "verification_failure", "Cannot book flight information for another user."+
-			fmt.Sprintf("Expected %s %s, got %s %s", pyStr(self.G("user_first_name")), pyStr(self.G("user_last_name")), pyStr(fn), pyStr(ln))), nil
+			fmt.Sprintf("Expected %s %s, got %s %s", pyvalue.StrAny(self.G("user_first_name")), pyvalue.StrAny(self.G("user_last_name")), pyvalue.StrAny(fn), pyvalue.StrAny(ln))), nil
 	}
 	dob, ok := str(a.G("date_of_birth"))
 	if !ok {

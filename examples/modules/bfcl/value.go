@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // Values model Python's JSON-shaped objects: *Dict (an insertion-ordered
@@ -308,125 +309,9 @@ func truthy(v any) bool {
 	return true
 }
 
-// pyStr is Python's str() of a value (f-string interpolation).
-func pyStr(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		if isInt(x) {
-			return string(x)
-		}
-		f, _ := x.Float64()
-		return pyFloat(f)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case float64:
-		return pyFloat(x)
-	}
-	return pyRepr(v)
-}
-
-// pyRepr is Python's repr() of a value.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case string:
-		return pyQuote(x)
-	case *Dict:
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pyQuote(k))
-			b.WriteString(": ")
-			b.WriteString(pyRepr(x.m[k]))
-		}
-		b.WriteByte('}')
-		return b.String()
-	case []any:
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pyRepr(e))
-		}
-		b.WriteByte(']')
-		return b.String()
-	}
-	return pyStr(v)
-}
-
-func pyQuote(s string) string {
-	q := "'"
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = `"`
-	}
-	var b strings.Builder
-	b.WriteString(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case string(r) == q:
-			b.WriteString(`\` + q)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteString(q)
-	return b.String()
-}
-
-// pyFloat is Python's repr of a float: the shortest round-tripping digits,
-// in exponent form below 1e-4 and from 1e16.
-func pyFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "inf"
-	}
-	if math.IsInf(f, -1) {
-		return "-inf"
-	}
-	if math.IsNaN(f) {
-		return "nan"
-	}
-	a := math.Abs(f)
-	if a != 0 && (a < 1e-4 || a >= 1e16) {
-		// Go and Python both write at least two exponent digits.
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
-
-// pyRound is Python's round(x, n) for floats: the correctly rounded
-// decimal (round-half-even on the exact binary value), as a float.
-func pyRound(x float64, n int) float64 {
-	s := strconv.FormatFloat(x, 'f', n, 64)
-	f, _ := strconv.ParseFloat(s, 64)
-	return f
-}
+// Renderings (str(), repr(), float repr, round) are sdk/pyvalue's
+// StrAny, ReprAny, FloatRepr and Round; *Dict is a pyvalue.Mapping.
+var _ pyvalue.Mapping = (*Dict)(nil)
 
 func str(v any) (string, bool) { s, ok := v.(string); return s, ok }
 

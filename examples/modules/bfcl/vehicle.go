@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"strings"
+
+	"github.com/weft-dev/weft/sdk/pyvalue"
 )
 
 // VehicleControlAPI (bfcl_eval func_source_code/vehicle_control.py).
@@ -145,7 +147,7 @@ func vcLockDoors(self, a *Dict) (any, error) {
 		k, _ := str(d)
 		v, ok := ds.Get(k)
 		if !ok {
-			return nil, raise("%s", pyRepr(d))
+			return nil, raise("%s", pyvalue.ReprAny(d))
 		}
 		if v == want {
 			continue

@@ -1,4 +1,4 @@
-package train
+package pyvalue
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ func TestPyFloatRepr(t *testing.T) {
 		{1e22, "1e+22"}, {1.7976931348623157e308, "1.7976931348623157e+308"}, {5e-324, "5e-324"},
 		{math.Inf(1), "inf"}, {math.Inf(-1), "-inf"}, {math.NaN(), "nan"}, {2.0 / 3, "0.6666666666666666"},
 	} {
-		if got := PyFloatRepr(tt.f); got != tt.want {
-			t.Errorf("PyFloatRepr(%v) = %q, want %q", tt.f, got, tt.want)
+		if got := FloatRepr(tt.f); got != tt.want {
+			t.Errorf("FloatRepr(%v) = %q, want %q", tt.f, got, tt.want)
 		}
 	}
 }
@@ -42,12 +42,12 @@ func TestPyJSONRoundTrip(t *testing.T) {
 		{`"\ud83d\ude00"`, `"😀"`},
 		{`"\ud800x"`, "\"\ufffdx\""},
 	} {
-		v, err := PyJSONLoads(tt.in)
+		v, err := JSONLoads(tt.in)
 		if err != nil {
-			t.Errorf("PyJSONLoads(%q): %v", tt.in, err)
+			t.Errorf("JSONLoads(%q): %v", tt.in, err)
 			continue
 		}
-		if got := PyJSONDumps(v); got != tt.want {
+		if got := JSONDumps(v); got != tt.want {
 			t.Errorf("dumps(loads(%q)) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -72,32 +72,32 @@ func TestPyJSONLoadsRefuses(t *testing.T) {
 		{strings.Repeat("[", 2000), "nesting deeper than 990 at offset 991"},
 		{strings.Repeat("1", 4301), "int literal of 4301 digits exceeds the limit of 4300 at offset 4301"},
 	} {
-		_, err := PyJSONLoads(tt.in)
+		_, err := JSONLoads(tt.in)
 		if err == nil || err.Error() != tt.want {
-			t.Errorf("PyJSONLoads(%.40q) error = %v, want %q", tt.in, err, tt.want)
+			t.Errorf("JSONLoads(%.40q) error = %v, want %q", tt.in, err, tt.want)
 		}
 	}
 	// 4300 digits is still an int.
-	if v, err := PyJSONLoads(strings.Repeat("7", 4300)); err != nil || v.Kind != PyInt || len(v.Int) != 4300 {
+	if v, err := JSONLoads(strings.Repeat("7", 4300)); err != nil || v.Kind != Int || len(v.Int) != 4300 {
 		t.Errorf("4300 digits: %v %v", v.Kind, err)
 	}
-	// The strict dialect refuses what RFC 8259 refuses.
+	// The Strict dialect refuses what RFC 8259 refuses.
 	for _, in := range []string{`NaN`, `[Infinity]`, `{"a": -Infinity}`, `1e400`} {
-		if _, err := strictJSONLoads(in); err == nil {
-			t.Errorf("strictJSONLoads(%q) accepted", in)
+		if _, err := Decode(in, Options{Strict: true}); err == nil {
+			t.Errorf("Decode(%q, Strict) accepted", in)
 		}
 	}
-	if v, err := strictJSONLoads(strings.Repeat("1", 5000)); err != nil || v.Kind != PyInt {
-		t.Errorf("strict 5000 digits: %v", err)
+	if v, err := Decode(strings.Repeat("1", 5000), Options{Strict: true}); err != nil || v.Kind != Int {
+		t.Errorf("Strict 5000 digits: %v", err)
 	}
-	if _, err := pyJSONDecode(`{"a": {"b": 1, "b": 2}}`, pyJSONOptions{noDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 15` {
-		t.Errorf("noDupKeys: %v", err)
+	if _, err := Decode(`{"a": {"b": 1, "b": 2}}`, Options{NoDupKeys: true}); err == nil || err.Error() != `duplicate key "b" at offset 15` {
+		t.Errorf("NoDupKeys: %v", err)
 	}
 }
 
 func TestPyStrAndRepr(t *testing.T) {
-	load := func(s string) PyValue {
-		v, err := PyJSONLoads(s)
+	load := func(s string) Value {
+		v, err := JSONLoads(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,21 +113,21 @@ func TestPyStrAndRepr(t *testing.T) {
 		{`[1, "a", {"k": null}]`, `[1, 'a', {'k': None}]`, `[1, 'a', {'k': None}]`},
 	} {
 		v := load(tt.in)
-		if got := PyToStr(v); got != tt.str {
+		if got := ToStr(v); got != tt.str {
 			t.Errorf("str(%s) = %q, want %q", tt.in, got, tt.str)
 		}
-		if got := PyRepr(v); got != tt.repr {
+		if got := Repr(v); got != tt.repr {
 			t.Errorf("repr(%s) = %q, want %q", tt.in, got, tt.repr)
 		}
 	}
 }
 
 func TestPyStripLowerLStrip(t *testing.T) {
-	if got := PyStrip("\x1c\x1d\x1e\x1f \u00a0\u3000x\u2028\u0085"); got != "x" {
-		t.Errorf("PyStrip = %q", got)
+	if got := Strip("\x1c\x1d\x1e\x1f \u00a0\u3000x\u2028\u0085"); got != "x" {
+		t.Errorf("Strip = %q", got)
 	}
-	if got := PyStrip("\u200bx\ufeff"); got != "\u200bx\ufeff" {
-		t.Errorf("PyStrip strips non-space: %q", got)
+	if got := Strip("\u200bx\ufeff"); got != "\u200bx\ufeff" {
+		t.Errorf("Strip strips non-space: %q", got)
 	}
 	if got := strings.TrimSpace("\x1cx"); got != "\x1cx" {
 		t.Errorf("TrimSpace(\\x1cx) = %q: the difference docs/ftrl.md names is gone", got)
@@ -137,15 +137,15 @@ func TestPyStripLowerLStrip(t *testing.T) {
 		{"ΟΔΟΣ", "οδος"}, {"Σ", "σ"}, {"ΣΑ", "σα"}, {"ΑΣ.", "ας."}, {"ΑΣ'Β", "ασ'β"}, {"Α'Σ", "α'ς"},
 		{"ÅNGSTRÖM ß", "ångström ß"}, {"ＡＢＣ", "ａｂｃ"}, {"HeLLo", "hello"},
 	} {
-		if got := PyLower(tt.in); got != tt.want {
-			t.Errorf("PyLower(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := Lower(tt.in); got != tt.want {
+			t.Errorf("Lower(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	for _, tt := range []struct{ in, want string }{
 		{"tool_call>{", "{"}, {"<tool_call> {", " {"}, {"call{", "{"}, {"act{", "{"}, {"_{", "{"}, {"<>{", "{"},
 		{"json{", "json{"}, {"x{", "x{"}, {"tool-call>{", "-call>{"},
 	} {
-		if got := pyLStripSet(tt.in, ftrlToolOpen); got != tt.want {
+		if got := LStripSet(tt.in, "<tool_call>"); got != tt.want {
 			t.Errorf("lstrip(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -171,22 +171,22 @@ func TestPythonOracle(t *testing.T) {
 		n++
 		if r.S != nil {
 			s := *r.S
-			if got := PyLower(s); got != *r.Lower {
+			if got := Lower(s); got != *r.Lower {
 				t.Errorf("lower(%q) = %q, CPython %q", s, got, *r.Lower)
 			}
-			if got := PyStrip(s); got != *r.Strip {
+			if got := Strip(s); got != *r.Strip {
 				t.Errorf("strip(%q) = %q, CPython %q", s, got, *r.Strip)
 			}
-			if got := PyReprStr(s); got != *r.Repr {
+			if got := ReprStr(s); got != *r.Repr {
 				t.Errorf("repr(%q) = %s, CPython %s", s, got, *r.Repr)
 			}
-			if got := PyJSONDumps(PyStrValue(s)); got != *r.Dumps {
+			if got := JSONDumps(StrValue(s)); got != *r.Dumps {
 				t.Errorf("dumps(%q) = %s, CPython %s", s, got, *r.Dumps)
 			}
 			return
 		}
-		if f := math.Float64frombits(*r.Bits); PyFloatRepr(f) != r.Frepr {
-			t.Errorf("repr(%v) = %s, CPython %s", f, PyFloatRepr(f), r.Frepr)
+		if f := math.Float64frombits(*r.Bits); FloatRepr(f) != r.Frepr {
+			t.Errorf("repr(%v) = %s, CPython %s", f, FloatRepr(f), r.Frepr)
 		}
 	})
 	forLines(t, "testdata/pyoracle/json.jsonl", func(line []byte) {
@@ -199,11 +199,11 @@ func TestPythonOracle(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		v, err := PyJSONLoads(r.S)
+		v, err := JSONLoads(r.S)
 		if (err == nil) != r.Ok {
 			t.Errorf("loads(%q): error %v, CPython accepts: %v", r.S, err, r.Ok)
-		} else if r.Ok && PyJSONDumps(v) != *r.D {
-			t.Errorf("dumps(loads(%q)) = %s, CPython %s", r.S, PyJSONDumps(v), *r.D)
+		} else if r.Ok && JSONDumps(v) != *r.D {
+			t.Errorf("dumps(loads(%q)) = %s, CPython %s", r.S, JSONDumps(v), *r.D)
 		}
 	})
 	if n < 9000 {
@@ -222,4 +222,25 @@ func forLines(t *testing.T, path string, fn func([]byte)) {
 			fn(l)
 		}
 	}
+}
+
+// FuzzJSON checks loads/dumps: whatever JSONLoads accepts, JSONDumps
+// renders to text that loads again and dumps to the same text.
+// Seed corpus: testdata/fuzz/FuzzJSON.
+func FuzzJSON(f *testing.F) {
+	f.Add(`{"a": [1, 2.5, NaN, "東"], "b": {"c": null}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := JSONLoads(s)
+		if err != nil {
+			return
+		}
+		out := JSONDumps(v)
+		v2, err := JSONLoads(out)
+		if err != nil {
+			t.Fatalf("dumps output %q does not load: %v", out, err)
+		}
+		if out2 := JSONDumps(v2); out2 != out {
+			t.Fatalf("not stable: %q -> %q", out, out2)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package train
+package pyvalue
 
 import (
 	"errors"
@@ -10,85 +10,79 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the pieces of CPython 3.11 semantics that FTRL's reward
-// depends on: the JSON value model (int vs float, key order, NaN), json.loads
-// and json.dumps(ensure_ascii=False), str() and repr(), str.strip() and
-// str.lower(). They are written from the Python language reference and the
-// json module's documented behaviour, not from CPython's code.
-
-// PyKind is the Python type of a PyValue.
-type PyKind uint8
+// Kind is the Python type of a Value.
+type Kind uint8
 
 // The Python types a JSON document decodes to.
 const (
-	PyNone  PyKind = iota // None (JSON null)
-	PyBool                // bool
-	PyInt                 // int (a JSON number without fraction or exponent)
-	PyFloat               // float (a JSON number with one, or NaN/Infinity)
-	PyStr                 // str
-	PyList                // list
-	PyDict                // dict, insertion-ordered
+	None  Kind = iota // None (JSON null)
+	Bool              // bool
+	Int               // int (a JSON number without fraction or exponent)
+	Float             // float (a JSON number with one, or NaN/Infinity)
+	Str               // str
+	List              // list
+	Dict              // dict, insertion-ordered
 )
 
-var pyKindNames = [...]string{"NoneType", "bool", "int", "float", "str", "list", "dict"}
+var kindNames = [...]string{"NoneType", "bool", "int", "float", "str", "list", "dict"}
 
 // String returns Python's type name (type(v).__name__): "NoneType", "bool",
 // "int", "float", "str", "list" or "dict".
-func (k PyKind) String() string {
-	if int(k) < len(pyKindNames) {
-		return pyKindNames[k]
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
-	return fmt.Sprintf("PyKind(%d)", int(k))
+	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// PyValue is a Python value as json.loads produces it. Exactly the field of
+// Value is a Python value as json.loads produces it. Exactly the field of
 // its Kind is meaningful. Int holds the decimal digits Python's str() gives
 // (arbitrary size, "-0" normalised to "0"); Dict keeps insertion order, a
 // repeated key keeping its first position and its last value, as a Python
 // dict does.
-type PyValue struct {
-	Kind  PyKind
+type Value struct {
+	Kind  Kind
 	Bool  bool
 	Int   string
 	Float float64
 	Str   string
-	List  []PyValue
-	Dict  []PyItem
+	List  []Value
+	Dict  []Item
 }
 
-// PyItem is one key/value pair of a PyDict.
-type PyItem struct {
+// Item is one key/value pair of a Dict.
+type Item struct {
 	Key   string
-	Value PyValue
+	Value Value
 }
 
-// Get returns the value of key in a PyDict and whether it is there.
-func (v PyValue) Get(key string) (PyValue, bool) {
+// Get returns the value of key in a Dict and whether it is there.
+func (v Value) Get(key string) (Value, bool) {
 	for _, it := range v.Dict {
 		if it.Key == key {
 			return it.Value, true
 		}
 	}
-	return PyValue{}, false
+	return Value{}, false
 }
 
 // Truthy is Python's bool(v): false for None, False, 0, 0.0, -0.0, "" and
 // empty containers; NaN is true.
-func (v PyValue) Truthy() bool {
+func (v Value) Truthy() bool {
 	switch v.Kind {
-	case PyNone:
+	case None:
 		return false
-	case PyBool:
+	case Bool:
 		return v.Bool
-	case PyInt:
+	case Int:
 		return v.Int != "0"
-	case PyFloat:
+	case Float:
 		return v.Float != 0 // NaN != 0
-	case PyStr:
+	case Str:
 		return v.Str != ""
-	case PyList:
+	case List:
 		return len(v.List) > 0
-	case PyDict:
+	case Dict:
 		return len(v.Dict) > 0
 	}
 	return false
@@ -96,20 +90,20 @@ func (v PyValue) Truthy() bool {
 
 // Hashable reports whether v can be a dict key in Python (lists and dicts
 // cannot).
-func (v PyValue) Hashable() bool { return v.Kind != PyList && v.Kind != PyDict }
+func (v Value) Hashable() bool { return v.Kind != List && v.Kind != Dict }
 
-// PyStrValue returns the PyStr s.
-func PyStrValue(s string) PyValue { return PyValue{Kind: PyStr, Str: s} }
+// StrValue returns the Str s.
+func StrValue(s string) Value { return Value{Kind: Str, Str: s} }
 
-// pyJSONOptions select the decoder's dialect.
-type pyJSONOptions struct {
-	// strict refuses what RFC 8259 refuses and Python accepts: NaN,
+// Options select the decoder's dialect.
+type Options struct {
+	// Strict refuses what RFC 8259 refuses and Python accepts: NaN,
 	// Infinity, -Infinity and numbers out of float64's range. It also lifts
 	// Python's 4300-digit limit on ints.
-	strict bool
-	// noDupKeys refuses an object with a repeated key (Python keeps the last
+	Strict bool
+	// NoDupKeys refuses an object with a repeated key (Python keeps the last
 	// value).
-	noDupKeys bool
+	NoDupKeys bool
 }
 
 // pyMaxDepth bounds nesting. CPython's decoder recurses and fails with
@@ -121,7 +115,7 @@ const pyMaxDepth = 990
 // of an int literal with more digits raises ValueError.
 const pyMaxIntDigits = 4300
 
-// PyJSONLoads decodes s as Python's json.loads(s) does (CPython 3.11): a
+// JSONLoads decodes s as Python's json.loads(s) does (CPython 3.11): a
 // leading U+FEFF is refused, white space is " \t\n\r" only, NaN, Infinity
 // and -Infinity are floats, an out-of-range number is ±inf, numbers without
 // fraction or exponent are ints (more than 4300 digits refused), lone
@@ -129,31 +123,28 @@ const pyMaxIntDigits = 4300
 // characters inside strings are refused, a repeated object key keeps its
 // first position and last value, and nesting deeper than 990 is refused. The
 // error says what and where (byte offset).
-func PyJSONLoads(s string) (PyValue, error) {
-	return pyJSONDecode(s, pyJSONOptions{})
+func JSONLoads(s string) (Value, error) {
+	return Decode(s, Options{})
 }
 
-// strictJSONLoads is PyJSONLoads in RFC 8259's dialect (pyJSONOptions.strict).
-func strictJSONLoads(s string) (PyValue, error) {
-	return pyJSONDecode(s, pyJSONOptions{strict: true})
-}
-
-func pyJSONDecode(s string, o pyJSONOptions) (PyValue, error) {
+// Decode is JSONLoads in the dialect o selects (Options{} is JSONLoads
+// itself); errors as JSONLoads.
+func Decode(s string, o Options) (Value, error) {
 	if !utf8.ValidString(s) {
-		return PyValue{}, errors.New("invalid UTF-8")
+		return Value{}, errors.New("invalid UTF-8")
 	}
 	if strings.HasPrefix(s, "\ufeff") {
-		return PyValue{}, errors.New("unexpected UTF-8 BOM")
+		return Value{}, errors.New("unexpected UTF-8 BOM")
 	}
 	d := &pyDecoder{s: s, o: o}
 	d.ws()
 	v, err := d.value(0)
 	if err != nil {
-		return PyValue{}, err
+		return Value{}, err
 	}
 	d.ws()
 	if d.i != len(d.s) {
-		return PyValue{}, d.errf("extra data")
+		return Value{}, d.errf("extra data")
 	}
 	return v, nil
 }
@@ -161,7 +152,7 @@ func pyJSONDecode(s string, o pyJSONOptions) (PyValue, error) {
 type pyDecoder struct {
 	s string
 	i int
-	o pyJSONOptions
+	o Options
 }
 
 func (d *pyDecoder) errf(format string, args ...any) error {
@@ -187,12 +178,12 @@ func (d *pyDecoder) lit(word string) bool {
 	return false
 }
 
-func (d *pyDecoder) value(depth int) (PyValue, error) {
+func (d *pyDecoder) value(depth int) (Value, error) {
 	if depth > pyMaxDepth {
-		return PyValue{}, d.errf("nesting deeper than %d", pyMaxDepth)
+		return Value{}, d.errf("nesting deeper than %d", pyMaxDepth)
 	}
 	if d.i >= len(d.s) {
-		return PyValue{}, d.errf("expecting value")
+		return Value{}, d.errf("expecting value")
 	}
 	switch c := d.s[d.i]; {
 	case c == '{':
@@ -201,35 +192,35 @@ func (d *pyDecoder) value(depth int) (PyValue, error) {
 		return d.array(depth)
 	case c == '"':
 		s, err := d.str()
-		return PyValue{Kind: PyStr, Str: s}, err
+		return Value{Kind: Str, Str: s}, err
 	case c == 'n' && d.lit("null"):
-		return PyValue{Kind: PyNone}, nil
+		return Value{Kind: None}, nil
 	case c == 't' && d.lit("true"):
-		return PyValue{Kind: PyBool, Bool: true}, nil
+		return Value{Kind: Bool, Bool: true}, nil
 	case c == 'f' && d.lit("false"):
-		return PyValue{Kind: PyBool}, nil
-	case c == 'N' && !d.o.strict && d.lit("NaN"):
-		return PyValue{Kind: PyFloat, Float: math.NaN()}, nil
-	case c == 'I' && !d.o.strict && d.lit("Infinity"):
-		return PyValue{Kind: PyFloat, Float: math.Inf(1)}, nil
-	case c == '-' && !d.o.strict && d.lit("-Infinity"):
-		return PyValue{Kind: PyFloat, Float: math.Inf(-1)}, nil
+		return Value{Kind: Bool}, nil
+	case c == 'N' && !d.o.Strict && d.lit("NaN"):
+		return Value{Kind: Float, Float: math.NaN()}, nil
+	case c == 'I' && !d.o.Strict && d.lit("Infinity"):
+		return Value{Kind: Float, Float: math.Inf(1)}, nil
+	case c == '-' && !d.o.Strict && d.lit("-Infinity"):
+		return Value{Kind: Float, Float: math.Inf(-1)}, nil
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	}
-	return PyValue{}, d.errf("expecting value")
+	return Value{}, d.errf("expecting value")
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (d *pyDecoder) number() (PyValue, error) {
+func (d *pyDecoder) number() (Value, error) {
 	start := d.i
 	if d.s[d.i] == '-' {
 		d.i++
 	}
 	if d.i >= len(d.s) || !isDigit(d.s[d.i]) {
 		d.i = start
-		return PyValue{}, d.errf("expecting value")
+		return Value{}, d.errf("expecting value")
 	}
 	if d.s[d.i] == '0' {
 		d.i++
@@ -262,27 +253,27 @@ func (d *pyDecoder) number() (PyValue, error) {
 	text := d.s[start:d.i]
 	if !isFloat {
 		digits := strings.TrimPrefix(text, "-")
-		if !d.o.strict && len(digits) > pyMaxIntDigits {
-			return PyValue{}, d.errf("int literal of %d digits exceeds the limit of %d", len(digits), pyMaxIntDigits)
+		if !d.o.Strict && len(digits) > pyMaxIntDigits {
+			return Value{}, d.errf("int literal of %d digits exceeds the limit of %d", len(digits), pyMaxIntDigits)
 		}
 		if digits == "0" {
 			text = "0"
 		}
-		return PyValue{Kind: PyInt, Int: text}, nil
+		return Value{Kind: Int, Int: text}, nil
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		var ne *strconv.NumError
 		if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
-			return PyValue{}, d.errf("bad number %q", text)
+			return Value{}, d.errf("bad number %q", text)
 		}
-		if d.o.strict && math.IsInf(f, 0) {
-			return PyValue{}, d.errf("number %s out of range", text)
+		if d.o.Strict && math.IsInf(f, 0) {
+			return Value{}, d.errf("number %s out of range", text)
 		}
 		// Python's float() rounds overflow to ±inf and underflow to 0, the
 		// values ParseFloat returns with ErrRange.
 	}
-	return PyValue{Kind: PyFloat, Float: f}, nil
+	return Value{Kind: Float, Float: f}, nil
 }
 
 func hexVal(s string) (rune, bool) {
@@ -370,9 +361,9 @@ func (d *pyDecoder) str() (string, error) {
 	}
 }
 
-func (d *pyDecoder) array(depth int) (PyValue, error) {
+func (d *pyDecoder) array(depth int) (Value, error) {
 	d.i++
-	v := PyValue{Kind: PyList, List: []PyValue{}}
+	v := Value{Kind: List, List: []Value{}}
 	d.ws()
 	if d.i < len(d.s) && d.s[d.i] == ']' {
 		d.i++
@@ -382,12 +373,12 @@ func (d *pyDecoder) array(depth int) (PyValue, error) {
 		d.ws()
 		e, err := d.value(depth + 1)
 		if err != nil {
-			return PyValue{}, err
+			return Value{}, err
 		}
 		v.List = append(v.List, e)
 		d.ws()
 		if d.i >= len(d.s) {
-			return PyValue{}, d.errf("expecting ',' delimiter")
+			return Value{}, d.errf("expecting ',' delimiter")
 		}
 		switch d.s[d.i] {
 		case ',':
@@ -396,14 +387,14 @@ func (d *pyDecoder) array(depth int) (PyValue, error) {
 			d.i++
 			return v, nil
 		default:
-			return PyValue{}, d.errf("expecting ',' delimiter")
+			return Value{}, d.errf("expecting ',' delimiter")
 		}
 	}
 }
 
-func (d *pyDecoder) object(depth int) (PyValue, error) {
+func (d *pyDecoder) object(depth int) (Value, error) {
 	d.i++
-	v := PyValue{Kind: PyDict, Dict: []PyItem{}}
+	v := Value{Kind: Dict, Dict: []Item{}}
 	d.ws()
 	if d.i < len(d.s) && d.s[d.i] == '}' {
 		d.i++
@@ -413,22 +404,22 @@ func (d *pyDecoder) object(depth int) (PyValue, error) {
 	for {
 		d.ws()
 		if d.i >= len(d.s) || d.s[d.i] != '"' {
-			return PyValue{}, d.errf("expecting property name enclosed in double quotes")
+			return Value{}, d.errf("expecting property name enclosed in double quotes")
 		}
 		keyAt := d.i
 		k, err := d.str()
 		if err != nil {
-			return PyValue{}, err
+			return Value{}, err
 		}
 		d.ws()
 		if d.i >= len(d.s) || d.s[d.i] != ':' {
-			return PyValue{}, d.errf("expecting ':' delimiter")
+			return Value{}, d.errf("expecting ':' delimiter")
 		}
 		d.i++
 		d.ws()
 		e, err := d.value(depth + 1)
 		if err != nil {
-			return PyValue{}, err
+			return Value{}, err
 		}
 		if len(v.Dict) >= 8 && index == nil {
 			index = make(map[string]int, 16)
@@ -450,20 +441,20 @@ func (d *pyDecoder) object(depth int) (PyValue, error) {
 			}
 		}
 		switch {
-		case at >= 0 && d.o.noDupKeys:
+		case at >= 0 && d.o.NoDupKeys:
 			d.i = keyAt
-			return PyValue{}, d.errf("duplicate key %q", k)
+			return Value{}, d.errf("duplicate key %q", k)
 		case at >= 0:
 			v.Dict[at].Value = e
 		default:
 			if index != nil {
 				index[k] = len(v.Dict)
 			}
-			v.Dict = append(v.Dict, PyItem{Key: k, Value: e})
+			v.Dict = append(v.Dict, Item{Key: k, Value: e})
 		}
 		d.ws()
 		if d.i >= len(d.s) {
-			return PyValue{}, d.errf("expecting ',' delimiter")
+			return Value{}, d.errf("expecting ',' delimiter")
 		}
 		switch d.s[d.i] {
 		case ',':
@@ -472,35 +463,35 @@ func (d *pyDecoder) object(depth int) (PyValue, error) {
 			d.i++
 			return v, nil
 		default:
-			return PyValue{}, d.errf("expecting ',' delimiter")
+			return Value{}, d.errf("expecting ',' delimiter")
 		}
 	}
 }
 
-// PyJSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) does
+// JSONDumps renders v as Python's json.dumps(v, ensure_ascii=False) does
 // with its other defaults: separators ", " and ": ", keys in insertion
 // order, non-ASCII written raw, only '"', '\\' and control characters below
 // U+0020 escaped (\n \r \t \b \f by name, the rest as \u00xx), floats as
 // repr() with NaN, Infinity and -Infinity for the non-finite ones.
-func PyJSONDumps(v PyValue) string {
+func JSONDumps(v Value) string {
 	var b strings.Builder
 	pyDump(&b, v)
 	return b.String()
 }
 
-func pyDump(b *strings.Builder, v PyValue) {
+func pyDump(b *strings.Builder, v Value) {
 	switch v.Kind {
-	case PyNone:
+	case None:
 		b.WriteString("null")
-	case PyBool:
+	case Bool:
 		if v.Bool {
 			b.WriteString("true")
 		} else {
 			b.WriteString("false")
 		}
-	case PyInt:
+	case Int:
 		b.WriteString(v.Int)
-	case PyFloat:
+	case Float:
 		switch {
 		case math.IsNaN(v.Float):
 			b.WriteString("NaN")
@@ -509,11 +500,11 @@ func pyDump(b *strings.Builder, v PyValue) {
 		case math.IsInf(v.Float, -1):
 			b.WriteString("-Infinity")
 		default:
-			b.WriteString(PyFloatRepr(v.Float))
+			b.WriteString(FloatRepr(v.Float))
 		}
-	case PyStr:
+	case Str:
 		pyDumpStr(b, v.Str)
-	case PyList:
+	case List:
 		b.WriteByte('[')
 		for i, e := range v.List {
 			if i > 0 {
@@ -522,7 +513,7 @@ func pyDump(b *strings.Builder, v PyValue) {
 			pyDump(b, e)
 		}
 		b.WriteByte(']')
-	case PyDict:
+	case Dict:
 		b.WriteByte('{')
 		for i, it := range v.Dict {
 			if i > 0 {
@@ -569,12 +560,12 @@ func pyDumpStr(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-// PyFloatRepr is Python's repr(f) (= str(f)) of a float: the shortest
+// FloatRepr is Python's repr(f) (= str(f)) of a float: the shortest
 // digits that round-trip, in positional notation when the decimal exponent
 // is in [-4, 16) — with ".0" added to integral values — and in scientific
 // notation otherwise, with a signed exponent of at least two digits:
 // 100.0, 0.0001, 1e-05, 2.5e+16, 1e+16, -0.0, inf, nan.
-func PyFloatRepr(f float64) string {
+func FloatRepr(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "nan"
@@ -612,40 +603,40 @@ func PyFloatRepr(f float64) string {
 	return sign + digits[:point] + "." + digits[point:]
 }
 
-// PyToStr is Python's str(v): a str as is, None/True/False by name, ints as
-// digits, floats as PyFloatRepr, lists and dicts as their repr (str items
-// quoted with PyRepr).
-func PyToStr(v PyValue) string {
-	if v.Kind == PyStr {
+// ToStr is Python's str(v): a str as is, None/True/False by name, ints as
+// digits, floats as FloatRepr, lists and dicts as their repr (str items
+// quoted with Repr).
+func ToStr(v Value) string {
+	if v.Kind == Str {
 		return v.Str
 	}
-	return PyRepr(v)
+	return Repr(v)
 }
 
-// PyRepr is Python's repr(v).
-func PyRepr(v PyValue) string {
+// Repr is Python's repr(v).
+func Repr(v Value) string {
 	var b strings.Builder
 	pyReprTo(&b, v)
 	return b.String()
 }
 
-func pyReprTo(b *strings.Builder, v PyValue) {
+func pyReprTo(b *strings.Builder, v Value) {
 	switch v.Kind {
-	case PyNone:
+	case None:
 		b.WriteString("None")
-	case PyBool:
+	case Bool:
 		if v.Bool {
 			b.WriteString("True")
 		} else {
 			b.WriteString("False")
 		}
-	case PyInt:
+	case Int:
 		b.WriteString(v.Int)
-	case PyFloat:
-		b.WriteString(PyFloatRepr(v.Float))
-	case PyStr:
-		b.WriteString(PyReprStr(v.Str))
-	case PyList:
+	case Float:
+		b.WriteString(FloatRepr(v.Float))
+	case Str:
+		b.WriteString(ReprStr(v.Str))
+	case List:
 		b.WriteByte('[')
 		for i, e := range v.List {
 			if i > 0 {
@@ -654,13 +645,13 @@ func pyReprTo(b *strings.Builder, v PyValue) {
 			pyReprTo(b, e)
 		}
 		b.WriteByte(']')
-	case PyDict:
+	case Dict:
 		b.WriteByte('{')
 		for i, it := range v.Dict {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(PyReprStr(it.Key))
+			b.WriteString(ReprStr(it.Key))
 			b.WriteString(": ")
 			pyReprTo(b, it.Value)
 		}
@@ -668,11 +659,11 @@ func pyReprTo(b *strings.Builder, v PyValue) {
 	}
 }
 
-// PyReprStr is Python's repr(s) of a str: single quotes unless s contains a
+// ReprStr is Python's repr(s) of a str: single quotes unless s contains a
 // single quote and no double quote; backslash, the quote, \t \n \r escaped,
 // other non-printable characters (unicode.IsPrint, which is Python's
 // str.isprintable up to the Unicode version) as \xNN, \uNNNN or \UNNNNNNNN.
-func PyReprStr(s string) string {
+func ReprStr(s string) string {
 	q := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		q = '"'
@@ -713,22 +704,22 @@ func pyIsSpace(r rune) bool {
 	return r >= 0x1c && r <= 0x1f || unicode.IsSpace(r)
 }
 
-// PyStrip is Python's s.strip() with no argument.
-func PyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
+// Strip is Python's s.strip() with no argument.
+func Strip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
 
-// pyLStripSet is Python's s.lstrip(chars): it removes leading characters
+// LStripSet is Python's s.lstrip(chars): it removes leading characters
 // that occur anywhere in chars (a set, not a prefix).
-func pyLStripSet(s, chars string) string {
+func LStripSet(s, chars string) string {
 	return strings.TrimLeftFunc(s, func(r rune) bool { return strings.ContainsRune(chars, r) })
 }
 
-// PyLower is Python's s.lower(): the full lowercase mapping, so U+0130 (İ)
+// Lower is Python's s.lower(): the full lowercase mapping, so U+0130 (İ)
 // becomes "i̇" (U+0069 U+0307), and U+03A3 (Σ) becomes final ς when it ends a
 // word (preceded by a cased letter and not followed by one, skipping
 // case-ignorable characters, Unicode's Final_Sigma condition) and σ
 // otherwise. Every other character takes its simple lowercase mapping, as
 // in Go's unicode.ToLower.
-func PyLower(s string) string {
+func Lower(s string) string {
 	// Fast path: ASCII only.
 	ascii := true
 	for i := 0; i < len(s); i++ {
