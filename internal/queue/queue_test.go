@@ -149,7 +149,7 @@ func setup(t *testing.T) *fixture {
 		if fixErr = os.WriteFile(fix.file, fix.src, 0o644); fixErr != nil {
 			return
 		}
-		if fix.rt, fixErr = module.NewRuntime(context.Background(), module.Config{CacheDir: megamcptest.CacheDir()}); fixErr != nil {
+		if fix.rt, fixErr = module.NewRuntime(context.Background(), module.Config{CacheDir: megamcptest.CacheDir(), CallTimeout: 30 * time.Second}); fixErr != nil {
 			return
 		}
 		fix.ref = filepath.Join(dir, "ref")
