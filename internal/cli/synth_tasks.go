@@ -131,11 +131,7 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 			names = append(names, m.Manifest().Name)
 		}
 	}
-	seed, err := state.Merge(seeds...)
-	if err != nil {
-		return fail(err)
-	}
-	env, err := tasks.NewEnv(st, seed, mods...)
+	env, err := tasks.GroupEnv(st, mods, seeds)
 	if err != nil {
 		return fail(err)
 	}

@@ -91,9 +91,24 @@ func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*
 		mods = append(mods, m)
 		seeds = append(seeds, v)
 	}
+	return GroupEnv(st, mods, seeds)
+}
+
+// GroupEnv is the Env of one lifecycle group: mods[i] with seed state
+// seeds[i] (versions of store), the seeds merged under table namespaces
+// when two modules own a table of the same name (module.TableNamespaces,
+// GroupTables.Seed), as SpecEnv and weft synth tasks/certify/compose open
+// a group. Errors: a module given twice (same manifest name), a namespace
+// clash, seeds that still cannot be merged (the table named).
+func GroupEnv(store *state.Store, mods []*module.Module, seeds []*state.Version) (*Env, error) {
 	mfs := make([]*module.Manifest, len(mods))
+	seen := map[string]bool{}
 	for i, m := range mods {
 		mfs[i] = m.Manifest()
+		if seen[mfs[i].Name] {
+			return nil, fmt.Errorf("tasks: module %q given twice in one group", mfs[i].Name)
+		}
+		seen[mfs[i].Name] = true
 	}
 	tables, err := module.TableNamespaces(mfs)
 	if err != nil {
@@ -101,9 +116,17 @@ func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*
 	}
 	seed, err := tables.Seed(seeds)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tasks: merging the seed states of %s: %w", strings.Join(moduleNames(mfs), ", "), err)
 	}
-	return NewEnv(st, seed, mods...)
+	return NewEnv(store, seed, mods...)
+}
+
+func moduleNames(mfs []*module.Manifest) []string {
+	out := make([]string, len(mfs))
+	for i, m := range mfs {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // Tools returns the tool names of the Env, sorted.
