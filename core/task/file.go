@@ -58,6 +58,36 @@ var (
 // (*Task).Validate). Errors are *Error naming the task, atomic task and
 // field.
 func Load(r io.Reader) ([]*Task, error) {
+	tasks, err := decodeFile(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateAll(tasks); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// LoadUnvalidated reads a weft task file as Load does (format, no unknown
+// fields, no trailing data, defaults filled) but does not validate the
+// tasks, so a caller can reject each invalid task on its own (weft synth
+// certify: invalid_task) instead of the whole file. Null tasks are
+// dropped. Errors: as Load's, for the file.
+func LoadUnvalidated(r io.Reader) ([]*Task, error) {
+	tasks, err := decodeFile(r)
+	if err != nil {
+		return nil, err
+	}
+	out := tasks[:0]
+	for _, t := range tasks {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func decodeFile(r io.Reader) ([]*Task, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -76,9 +106,6 @@ func Load(r io.Reader) ([]*Task, error) {
 	}
 	for _, t := range f.Tasks {
 		normalize(t)
-	}
-	if err := validateAll(f.Tasks); err != nil {
-		return nil, err
 	}
 	return f.Tasks, nil
 }

@@ -282,7 +282,7 @@ when any task is rejected.`,
 				return err
 			}
 			log := a.log()
-			rep, certified, err := tasks.Certify(ctx, ts, func([]string) (*tasks.Env, error) { return env, nil }, tasks.Options{
+			rep, certified, err := tasks.Certify(ctx, ts, groupResolver(env, names), tasks.Options{
 				Progress: func(done, total int) {
 					if done%20 == 0 || done == total {
 						log.Info("certifying", "done", done, "total", total)
@@ -322,6 +322,24 @@ when any task is rejected.`,
 	return cmd
 }
 
+// groupResolver resolves a task's modules to env when every one of them
+// is among names (the servers given); a task naming another module is
+// rejected (no_env). No modules: env.
+func groupResolver(env *tasks.Env, names []string) tasks.Resolver {
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	return func(mods []string) (*tasks.Env, error) {
+		for _, m := range mods {
+			if !have[m] {
+				return nil, fmt.Errorf("module %q is not among the servers given (%s)", m, strings.Join(names, ", "))
+			}
+		}
+		return env, nil
+	}
+}
+
 // certifySummary is the --json output of weft synth certify: the report
 // without per-task results, plus the rejections.
 type certifySummary struct {
@@ -358,7 +376,20 @@ func loadAnyTasks(ctx context.Context, env *tasks.Env, path string, names []stri
 		if probe.Format != task.Format {
 			return nil, fmt.Errorf("%s: format %q, want %s or a tau2-bench tasks list", path, probe.Format, task.Format)
 		}
-		return task.Load(bytes.NewReader(b))
+		// Each invalid task is rejected on its own (invalid_task); ids
+		// must still be unique for the certified file to be written.
+		ts, err := task.LoadUnvalidated(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		seen := map[string]int{}
+		for i, t := range ts {
+			if j, dup := seen[t.ID]; dup {
+				return nil, fmt.Errorf("%s: tasks[%d] has the id %q of tasks[%d]: task ids must be unique", path, i, t.ID, j)
+			}
+			seen[t.ID] = i
+		}
+		return ts, nil
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(b, &list) != nil {
