@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -93,14 +92,14 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 		var err error
 		switch {
 		case srv != nil && !t.wasm:
-			m, err = module.NewNativeServer(srv, module.Config{CallTimeout: 30 * time.Second})
+			m, err = module.NewNativeServer(srv, module.Config{CallTimeout: tasks.CallTimeout})
 			b = &module.Bundle{Schema: srv.Schema, Seed: srv.Seed}
 		default:
 			if srv == nil && !allowWasm {
 				return fail(fmt.Errorf("%s is a wasm module (%s), not a synthesized server: task generation reads a server's spec", ref, b.Manifest.Name))
 			}
 			if rt == nil {
-				if rt, err = f.runtimeWith(ctx, module.Config{CallTimeout: 30 * time.Second}); err != nil {
+				if rt, err = f.runtimeWith(ctx, module.Config{CallTimeout: tasks.CallTimeout}); err != nil {
 					return fail(err)
 				}
 			}

@@ -147,7 +147,7 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 	}
 	rep := &Report{Format: ReportFormat, Seed: opts.Seed, Turns: opts.Turns, RejectedBy: map[string]int{},
 		AtomicTurns: map[int]int{}, ServersPerTask: map[int]int{}, ToolUses: map[string]int{}}
-	env, err := tasks.SpecEnv(ctx, module.Config{}, servers...)
+	env, err := tasks.SpecEnv(ctx, module.Config{CallTimeout: tasks.CallTimeout}, servers...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 	for si, s := range servers {
 		rep.Servers = append(rep.Servers, s.Name)
 		sp := ServerPool{Server: s.Name, ByReason: map[tasks.Reason]int{}}
-		senv, err := tasks.SpecEnv(ctx, module.Config{}, s)
+		senv, err := tasks.SpecEnv(ctx, module.Config{CallTimeout: tasks.CallTimeout}, s)
 		if err != nil {
 			return nil, err
 		}

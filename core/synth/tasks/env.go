@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
@@ -14,6 +15,18 @@ import (
 	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/spec"
 )
+
+// CallTimeout is the per-call deadline certification runs tool calls
+// with (weft synth tasks, certify and compose alike): long enough that a
+// loaded machine does not turn a reference call into a deadline failure,
+// so the same tasks give the same verdicts (module.Config.CallTimeout).
+const CallTimeout = 30 * time.Second
+
+// ErrInfra wraps the error Exec returns when a call failed for a reason
+// that is no fault of the task (a deadline, the module unavailable or
+// closed; failure.Kind blame infrastructure and retryable): such a call
+// is never a certification verdict.
+var ErrInfra = errors.New("tasks: infrastructure failure, not a verdict on the task")
 
 // Env is one lifecycle group to run references on: the modules, the store
 // holding their merged seed state, and the tool routing. A tool name two
@@ -191,7 +204,8 @@ func (r *Run) Messages() []verify.Message {
 // Exec runs calls in order on a fresh fork of from in one session seeded
 // with seed (virtual clock at module.DefaultEpoch). A call that fails is
 // recorded and the run goes on (its unit of work was rolled back); an
-// error is returned only when the workspace cannot be used.
+// error is returned when the workspace cannot be used, ctx ends, or a
+// call fails for an infrastructure reason (ErrInfra: a deadline, ...).
 func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall) (*Run, error) {
 	ws := e.Store.Fork(from)
 	sess := &module.Session{Workspace: ws, Seed: seed, Tables: e.Tables.Names}
@@ -215,7 +229,11 @@ func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			out.Failure = string(failure.Of(err))
+			k := failure.Of(err)
+			if k.Blame() == failure.BlameInfrastructure && k.Retryable() || errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: call %s: %s: %w", ErrInfra, c.Tool, k, err)
+			}
+			out.Failure = string(k)
 			if out.Failure == "" {
 				out.Failure = "error"
 			}
