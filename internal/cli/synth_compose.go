@@ -68,7 +68,7 @@ same bytes.`,
 			opts.Progress = func(msg string) { log.Info("compose", "progress", msg) }
 			res, err := compose.Run(cmd.Context(), servers, opts)
 			if err != nil {
-				return err
+				return a.interrupted(cmd.Context(), "synth compose", err)
 			}
 			if err := writeOutputs(tf, res.Tasks, res.Report); err != nil {
 				return err

@@ -221,7 +221,7 @@ bytes.`,
 			res, err := tasks.Generate(ctx, env, specs, tasks.GenOptions{Seed: seed, PerTool: perTool, MaxRounds: rounds, Writer: w,
 				Progress: func(round int, msg string) { log.Info("round", "round", round, "result", msg) }})
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth tasks", err)
 			}
 			if err := writeOutputs(tf, res.Tasks, res.Report); err != nil {
 				return err
@@ -278,7 +278,7 @@ when any task is rejected.`,
 			defer closeEnv()
 			ts, err := loadAnyTasks(ctx, env, args[0], names)
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth certify", err)
 			}
 			log := a.log()
 			rep, certified, err := tasks.Certify(ctx, ts, groupResolver(env, names), tasks.Options{
@@ -288,7 +288,7 @@ when any task is rejected.`,
 					}
 				}})
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth certify", err)
 			}
 			if err := writeOutputs(tf, certified, rep); err != nil {
 				return err
@@ -319,6 +319,17 @@ when any task is rejected.`,
 	tf.add(cmd, "certified.weft.json")
 	cmd.Flags().BoolVar(&failOnReject, "strict", false, "exit 1 when any task is rejected")
 	return cmd
+}
+
+// interrupted is err, or, when err is ctx's cancellation (Ctrl-C,
+// SIGTERM), an "interrupted" line on stderr and exit status 130, as weft
+// run ends: nothing was written.
+func (a *app) interrupted(ctx context.Context, cmd string, err error) error {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		fmt.Fprintf(a.env.Stderr, "weft %s: interrupted; nothing was written; rerun the same command to start again\n", cmd)
+		return &exitError{code: 130}
+	}
+	return err
 }
 
 // groupResolver resolves a task's modules to env when every one of them
