@@ -27,6 +27,23 @@ func (c *composeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&c.distractor, "distractors", 2, "near-miss distractors per bound entity in context enrichment (-1: none)")
 }
 
+// check refuses values the options would silently replace by defaults.
+func (c *composeFlags) check() error {
+	switch {
+	case c.tasks <= 0:
+		return usageErrorf("--tasks must be at least 1, got %d", c.tasks)
+	case c.turns <= 0:
+		return usageErrorf("--turns must be at least 1, got %d", c.turns)
+	case c.spread < 0:
+		return usageErrorf("--spread must be 0 (turns/4) or more, got %d", c.spread)
+	case c.genSeeds <= 0:
+		return usageErrorf("--gen-seeds must be at least 1, got %d", c.genSeeds)
+	case c.distractor < -1:
+		return usageErrorf("--distractors must be -1 (none) or more, got %d", c.distractor)
+	}
+	return nil
+}
+
 func (c *composeFlags) options() compose.Options {
 	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor}
 }
@@ -54,6 +71,9 @@ same bytes.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(tf.servers) < 2 {
 				return usageErrorf("give at least two --server DIR")
+			}
+			if err := cf.check(); err != nil {
+				return err
 			}
 			var servers []*spec.Server
 			for _, d := range tf.servers {

@@ -191,6 +191,9 @@ bytes.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if perTool < 0 || rounds < 0 {
+				return usageErrorf("--per-tool and --rounds must be 0 (the default) or more, got %d and %d", perTool, rounds)
+			}
 			var w tasks.RequestWriter
 			switch writer {
 			case "template":

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Numeric flags the options would silently replace by defaults are usage
+// errors (exit 2) naming the flag, and nothing is written.
+func TestSynthNumericFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compose", "--tasks", "0"}, "--tasks must be at least 1, got 0"},
+		{[]string{"compose", "--tasks", "-5"}, "--tasks must be at least 1, got -5"},
+		{[]string{"compose", "--distractors", "-2"}, "--distractors must be -1 (none) or more"},
+		{[]string{"compose", "--gen-seeds", "0"}, "--gen-seeds must be at least 1"},
+		{[]string{"tasks", "--per-tool", "-3"}, "--per-tool and --rounds must be 0 (the default) or more, got -3 and 0"},
+	} {
+		out := filepath.Join(t.TempDir(), "x.weft.json")
+		args := append([]string{"synth"}, c.args...)
+		args = append(args, "--server", retailServer, "--server", airlineGroupServer, "--out", out)
+		code, _, stderr := run(t, stamped, args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written", c.args, out)
+		}
+	}
+}
