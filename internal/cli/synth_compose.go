@@ -75,6 +75,9 @@ same bytes.`,
 			if err := cf.check(); err != nil {
 				return err
 			}
+			if err := tf.checkOutputs(); err != nil {
+				return err
+			}
 			var servers []*spec.Server
 			for _, d := range tf.servers {
 				s, err := spec.Load(d)

@@ -32,3 +32,18 @@ func TestSynthNumericFlags(t *testing.T) {
 		}
 	}
 }
+
+// An --out in a directory that does not exist fails before any work.
+func TestSynthOutDirMissing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nonexist", "x.weft.json")
+	for _, args := range [][]string{
+		{"synth", "certify", tau2Slice(t, "0"), "--server", retailServer, "--out", out},
+		{"synth", "tasks", "--server", retailServer, "--out", out},
+		{"synth", "compose", "--server", retailServer, "--server", airlineGroupServer, "--out", out},
+	} {
+		code, stdout, stderr := run(t, stamped, args...)
+		if code != ExitError || !strings.Contains(stderr, "cannot write "+out+": directory "+filepath.Dir(out)+" does not exist") || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q stderr %q", args[1], code, stdout, stderr)
+		}
+	}
+}

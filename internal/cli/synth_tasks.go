@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,9 @@ func (t *taskEnvFlags) reportPath() string {
 func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm bool) (*tasks.Env, []*spec.Server, []string, func(), error) {
 	if len(t.servers) == 0 {
 		return nil, nil, nil, nil, usageErrorf("give at least one --server REF|DIR")
+	}
+	if err := t.checkOutputs(); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	st := state.NewStore()
 	var rt *module.Runtime
@@ -135,6 +139,18 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 		return fail(err)
 	}
 	return env, specs, names, closeAll, nil
+}
+
+// checkOutputs fails before any work when the directory of --out or
+// --report is not there, instead of after generating or certifying.
+func (t *taskEnvFlags) checkOutputs() error {
+	for _, p := range []string{t.out, t.reportPath()} {
+		dir := filepath.Dir(p)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("cannot write %s: directory %s does not exist", p, dir)
+		}
+	}
+	return nil
 }
 
 // writeOutputs writes the tasks file and the report JSON.
