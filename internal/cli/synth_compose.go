@@ -116,6 +116,8 @@ same bytes.`,
 		},
 	}
 	tf.add(cmd, "synth-compose.weft.json")
+	// compose reads specs (spec.Load), not bundles or registry references.
+	cmd.Flags().Lookup("server").Usage = "a server: spec directory or spec JSON file (repeat: at least two, one lifecycle group)"
 	cmd.Flags().MarkHidden("wasm")
 	cf.add(cmd)
 	return cmd

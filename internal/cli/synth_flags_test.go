@@ -47,3 +47,12 @@ func TestSynthOutDirMissing(t *testing.T) {
 		}
 	}
 }
+
+// synth compose's --server help says what compose reads: spec
+// directories and files, not bundles or registry references.
+func TestSynthComposeServerHelp(t *testing.T) {
+	code, stdout, _ := run(t, stamped, "synth", "compose", "--help")
+	if code != ExitOK || !strings.Contains(stdout, "--server stringArray   a server: spec directory or spec JSON file (repeat: at least two") || strings.Contains(stdout, "registry reference") {
+		t.Fatalf("exit %d, help %q", code, stdout)
+	}
+}
