@@ -67,8 +67,66 @@ func Load(r io.Reader) ([]*Task, error) {
 	return f.Tasks, nil
 }
 
+// LoadUnvalidated reads a weft task file as Load does (format, no unknown
+// fields, no trailing data, defaults filled) but does not validate the
+// tasks, so a caller can reject each invalid task on its own (weft synth
+// certify: invalid_task) instead of the whole file. Null tasks are
+// dropped. A file naming a state set loads with the states unresolved.
+// Errors: as Load's, for the file.
+func LoadUnvalidated(r io.Reader) ([]*Task, error) {
+	f, err := decodeFile(r)
+	if err != nil {
+		return nil, err
+	}
+	out := f.Tasks[:0]
+	for _, t := range f.Tasks {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// LoadFileUnvalidated is LoadUnvalidated on the file at path, with the
+// initial states of a state set ("states") resolved as LoadFile does.
+// Errors: as LoadFile's, for the file.
+func LoadFileUnvalidated(path string) ([]*Task, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := decodeFile(r)
+	if err == nil {
+		out := f.Tasks[:0]
+		for _, t := range f.Tasks {
+			if t != nil {
+				out = append(out, t)
+			}
+		}
+		f.Tasks = out
+		err = resolveStates(f, filepath.Dir(path))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Tasks, nil
+}
+
 // load is Load returning the file (its States unresolved).
 func load(r io.Reader) (*File, error) {
+	f, err := decodeFile(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateAll(f.Tasks); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decodeFile reads and normalizes the file without validating its tasks.
+func decodeFile(r io.Reader) (*File, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -87,9 +145,6 @@ func load(r io.Reader) (*File, error) {
 	}
 	for _, t := range f.Tasks {
 		normalize(t)
-	}
-	if err := validateAll(f.Tasks); err != nil {
-		return nil, err
 	}
 	return &f, nil
 }

@@ -58,6 +58,16 @@ func TestSaveSplitRoundTrip(t *testing.T) {
 	if string(ts[0].InitialState) != stA {
 		t.Error("SaveSplit changed its input")
 	}
+	// LoadFileUnvalidated (weft synth certify) resolves the states too.
+	unv, err := LoadFileUnvalidated(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{stA, stB, ""} {
+		if string(unv[i].InitialState) != want {
+			t.Errorf("LoadFileUnvalidated task %s: state\n%s\nwant\n%s", unv[i].ID, unv[i].InitialState, want)
+		}
+	}
 	// Load (no directory) leaves the states unresolved.
 	raw, err := Load(bytes.NewReader(tb))
 	if err != nil || len(raw[0].InitialState) != 0 {

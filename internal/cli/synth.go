@@ -27,7 +27,11 @@ written as data: tool definitions, schema DDL, seed rows, a closed set of
 error codes and one Starlark program that the shared interpreter module runs.
 'weft synth env' synthesizes one from tool documentation, validates it
 (interface, normal, boundary, diff, readback), revises it with the findings
-(at most 3 rounds) and registers it; 'weft synth validate' validates one.`,
+(at most 3 rounds) and registers it; 'weft synth validate' validates one.
+'weft synth tasks' generates certified atomic tasks for servers, 'weft synth
+certify' certifies a tasks file by execution, and 'weft synth compose'
+composes certified atomic tasks of several servers into cross-server tasks
+(docs/certification.md).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

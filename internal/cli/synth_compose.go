@@ -35,6 +35,23 @@ func (c *composeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&c.shared, "shared-entities", 0, "people bound in two servers' users at once (same user_id, names, email): after edges across servers")
 }
 
+// check refuses values the options would silently replace by defaults.
+func (c *composeFlags) check() error {
+	switch {
+	case c.tasks <= 0:
+		return usageErrorf("--tasks must be at least 1, got %d", c.tasks)
+	case c.turns <= 0:
+		return usageErrorf("--turns must be at least 1, got %d", c.turns)
+	case c.spread < 0:
+		return usageErrorf("--spread must be 0 (turns/4) or more, got %d", c.spread)
+	case c.genSeeds <= 0:
+		return usageErrorf("--gen-seeds must be at least 1, got %d", c.genSeeds)
+	case c.distractor < -1:
+		return usageErrorf("--distractors must be -1 (none) or more, got %d", c.distractor)
+	}
+	return nil
+}
+
 func (c *composeFlags) options() compose.Options {
 	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor, SharedEntities: c.shared}
 }
@@ -80,10 +97,18 @@ same bytes.`,
 			if len(tf.servers) < 2 {
 				return usageErrorf("give at least two --server DIR (or --config FILE with a compose block)")
 			}
+			if err := cf.check(); err != nil {
+				return err
+			}
+			if err := tf.checkOutputs(); err != nil {
+				return err
+			}
 			return composeAndReport(cmd.Context(), a, tf.servers, cf.options(), tf.out, tf.reportPath())
 		},
 	}
 	tf.add(cmd, "synth-compose.weft.json")
+	// compose reads specs (spec.Load), not bundles or registry references.
+	cmd.Flags().Lookup("server").Usage = "a server: spec directory or spec JSON file (repeat: at least two, one lifecycle group)"
 	cmd.Flags().MarkHidden("wasm")
 	cf.add(cmd)
 	cmd.Flags().StringVar(&configFile, "config", "", "an HCL config with a compose block (configs/synth-compose-gen.hcl) instead of the flags")
@@ -126,7 +151,7 @@ func composeAndReport(ctx context.Context, a *app, dirs []string, opts compose.O
 	opts.Progress = func(msg string) { fmt.Fprintf(a.env.Stderr, "weft compose: %s\n", msg) }
 	res, err := compose.Run(ctx, servers, opts)
 	if err != nil {
-		return err
+		return a.interrupted(ctx, "synth compose", err)
 	}
 	if err := writeCompose(res, out, reportPath); err != nil {
 		return err

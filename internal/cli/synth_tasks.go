@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +52,9 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 	if len(t.servers) == 0 {
 		return nil, nil, nil, nil, usageErrorf("give at least one --server REF|DIR")
 	}
+	if err := t.checkOutputs(); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	st := state.NewStore()
 	var rt *module.Runtime
 	closeAll := func() {
@@ -93,14 +96,14 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 		var err error
 		switch {
 		case srv != nil && !t.wasm:
-			m, err = module.NewNativeServer(srv, module.Config{CallTimeout: 30 * time.Second})
+			m, err = module.NewNativeServer(srv, module.Config{CallTimeout: tasks.CallTimeout})
 			b = &module.Bundle{Schema: srv.Schema, Seed: srv.Seed}
 		default:
 			if srv == nil && !allowWasm {
 				return fail(fmt.Errorf("%s is a wasm module (%s), not a synthesized server: task generation reads a server's spec", ref, b.Manifest.Name))
 			}
 			if rt == nil {
-				if rt, err = f.runtimeWith(ctx, module.Config{CallTimeout: 30 * time.Second}); err != nil {
+				if rt, err = f.runtimeWith(ctx, module.Config{CallTimeout: tasks.CallTimeout}); err != nil {
 					return fail(err)
 				}
 			}
@@ -131,15 +134,23 @@ func taskEnv(ctx context.Context, f *moduleFlags, t *taskEnvFlags, allowWasm boo
 			names = append(names, m.Manifest().Name)
 		}
 	}
-	seed, err := state.Merge(seeds...)
-	if err != nil {
-		return fail(err)
-	}
-	env, err := tasks.NewEnv(st, seed, mods...)
+	env, err := tasks.GroupEnv(st, mods, seeds)
 	if err != nil {
 		return fail(err)
 	}
 	return env, specs, names, closeAll, nil
+}
+
+// checkOutputs fails before any work when the directory of --out or
+// --report is not there, instead of after generating or certifying.
+func (t *taskEnvFlags) checkOutputs() error {
+	for _, p := range []string{t.out, t.reportPath()} {
+		dir := filepath.Dir(p)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("cannot write %s: directory %s does not exist", p, dir)
+		}
+	}
+	return nil
 }
 
 // writeOutputs writes the tasks file and the report JSON.
@@ -196,6 +207,9 @@ bytes.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if perTool < 0 || rounds < 0 {
+				return usageErrorf("--per-tool and --rounds must be 0 (the default) or more, got %d and %d", perTool, rounds)
+			}
 			var w tasks.RequestWriter
 			switch writer {
 			case "template":
@@ -226,7 +240,7 @@ bytes.`,
 			res, err := tasks.Generate(ctx, env, specs, tasks.GenOptions{Seed: seed, PerTool: perTool, MaxRounds: rounds, Writer: w,
 				Progress: func(round int, msg string) { log.Info("round", "round", round, "result", msg) }})
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth tasks", err)
 			}
 			if err := writeOutputs(tf, res.Tasks, res.Report); err != nil {
 				return err
@@ -283,17 +297,17 @@ when any task is rejected.`,
 			defer closeEnv()
 			ts, err := loadAnyTasks(ctx, env, args[0], names)
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth certify", err)
 			}
 			log := a.log()
-			rep, certified, err := tasks.Certify(ctx, ts, func([]string) (*tasks.Env, error) { return env, nil }, tasks.Options{
+			rep, certified, err := tasks.Certify(ctx, ts, groupResolver(env, names), tasks.Options{
 				Progress: func(done, total int) {
 					if done%20 == 0 || done == total {
 						log.Info("certifying", "done", done, "total", total)
 					}
 				}})
 			if err != nil {
-				return err
+				return a.interrupted(ctx, "synth certify", err)
 			}
 			if err := writeOutputs(tf, certified, rep); err != nil {
 				return err
@@ -324,6 +338,35 @@ when any task is rejected.`,
 	tf.add(cmd, "certified.weft.json")
 	cmd.Flags().BoolVar(&failOnReject, "strict", false, "exit 1 when any task is rejected")
 	return cmd
+}
+
+// interrupted is err, or, when err is ctx's cancellation (Ctrl-C,
+// SIGTERM), an "interrupted" line on stderr and exit status 130, as weft
+// run ends: nothing was written.
+func (a *app) interrupted(ctx context.Context, cmd string, err error) error {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		fmt.Fprintf(a.env.Stderr, "weft %s: interrupted; nothing was written; rerun the same command to start again\n", cmd)
+		return &exitError{code: 130}
+	}
+	return err
+}
+
+// groupResolver resolves a task's modules to env when every one of them
+// is among names (the servers given); a task naming another module is
+// rejected (no_env). No modules: env.
+func groupResolver(env *tasks.Env, names []string) tasks.Resolver {
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	return func(mods []string) (*tasks.Env, error) {
+		for _, m := range mods {
+			if !have[m] {
+				return nil, fmt.Errorf("module %q is not among the servers given (%s)", m, strings.Join(names, ", "))
+			}
+		}
+		return env, nil
+	}
 }
 
 // certifySummary is the --json output of weft synth certify: the report
@@ -362,7 +405,20 @@ func loadAnyTasks(ctx context.Context, env *tasks.Env, path string, names []stri
 		if probe.Format != task.Format {
 			return nil, fmt.Errorf("%s: format %q, want %s or a tau2-bench tasks list", path, probe.Format, task.Format)
 		}
-		return task.Load(bytes.NewReader(b))
+		// Each invalid task is rejected on its own (invalid_task); ids
+		// must still be unique for the certified file to be written.
+		ts, err := task.LoadFileUnvalidated(path)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]int{}
+		for i, t := range ts {
+			if j, dup := seen[t.ID]; dup {
+				return nil, fmt.Errorf("%s: tasks[%d] has the id %q of tasks[%d]: task ids must be unique", path, i, t.ID, j)
+			}
+			seen[t.ID] = i
+		}
+		return ts, nil
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(b, &list) != nil {

@@ -119,6 +119,7 @@ func checkTaskIDs(cfg *config.Config) hcl.Diagnostics {
 			for _, t := range tasks {
 				all = append(all, idAt{t.ID, f, ts.Source.Elem("weft", i)})
 			}
+			diags = append(diags, checkTaskModules(cfg, ts, f, ts.Source.Elem("weft", i), tasks)...)
 		}
 		kept, missing := filterTasks(all, func(a idAt) string { return a.id }, ts.IDs, ts.Limit)
 		for _, i := range missing {
@@ -165,6 +166,42 @@ func checkTaskIDs(cfg *config.Config) hcl.Diagnostics {
 				"%d task ids of %s in tasks %q are also in %s of tasks %q (%s:%d): %s%s. Task ids must be unique over the run; filter with ids or limit.",
 				len(d.ids), d.at.file, ts.Name, d.first.at.file, d.first.set, d.first.at.rng.Filename, d.first.at.rng.Start.Line,
 				strings.Join(q, ", "), more))
+		}
+	}
+	return diags
+}
+
+// checkTaskModules checks the modules the tasks of file f (of task set
+// ts) name: each must be a declared module block (by name or digest),
+// reported at rng, and one of the task set's modules (its modules
+// attribute), reported there; one diagnostic per file and module.
+func checkTaskModules(cfg *config.Config, ts config.TaskSet, f string, rng hcl.Range, tasks []*task.Task) hcl.Diagnostics {
+	declared := map[string]bool{}
+	var names []string
+	for _, m := range cfg.Modules {
+		declared[m.Name] = true
+		names = append(names, m.Name)
+		if m.Digest != "" {
+			declared[m.Digest] = true
+		}
+	}
+	var diags hcl.Diagnostics
+	reported := map[string]bool{}
+	for _, t := range tasks {
+		for _, m := range t.Modules {
+			if reported[m] {
+				continue
+			}
+			switch {
+			case !declared[m]:
+				reported[m] = true
+				diags = append(diags, diag(rng, "Unknown task module",
+					"Task %q of %s names module %q, which no module block declares (modules: %s).", t.ID, f, m, strings.Join(names, ", ")))
+			case !slices.Contains(ts.Modules, m):
+				reported[m] = true
+				diags = append(diags, diag(ts.Source.Attr("modules"), "Task module not in the task set",
+					"Task %q of %s runs on module %q, but tasks %q has modules %q: add it there or drop the task.", t.ID, f, m, ts.Name, ts.Modules))
+			}
 		}
 	}
 	return diags

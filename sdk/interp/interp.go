@@ -175,12 +175,14 @@ func (in *Interpreter) Dispatch(ctx context.Context, h abi.Host, request []byte)
 		switch {
 		case errors.As(err, &te):
 			return encodeToolError(te.code, te.msg)
+		case ctx.Err() != nil:
+			// Before a host call's own error: a statement the deadline
+			// cut short is the deadline, not a failing program.
+			return internal(abi.InternalDeadline, errText(err))
 		case errors.As(err, &ie):
 			return internal(ie.code, ie.msg+backtrace(err))
 		case thread.ExecutionSteps() >= in.opts.MaxSteps:
 			return internal(abi.InternalSteps, fmt.Sprintf("tool %s ran out of its step budget (%d steps)", name, in.opts.MaxSteps))
-		case ctx.Err() != nil:
-			return internal(abi.InternalDeadline, errText(err))
 		default:
 			return internal(abi.InternalFail, errText(err))
 		}

@@ -165,7 +165,7 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 	for si, s := range servers {
 		rep.Servers = append(rep.Servers, s.Name)
 		sp := ServerPool{Server: s.Name, ByReason: map[tasks.Reason]int{}}
-		senv, err := tasks.SpecEnv(ctx, module.Config{}, s)
+		senv, err := tasks.SpecEnv(ctx, module.Config{CallTimeout: tasks.CallTimeout}, s)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +215,7 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 	}
 	// 3. The group over the (rewritten) servers; each atomic task renamed
 	// to the group's tools and run on its seed.
-	env, err := tasks.SpecEnv(ctx, module.Config{}, grouped...)
+	env, err := tasks.SpecEnv(ctx, module.Config{CallTimeout: tasks.CallTimeout}, grouped...)
 	if err != nil {
 		return nil, err
 	}
@@ -517,12 +517,27 @@ func sample(pool []*atom, servers, n int, uses map[string]int, rng *rand.Rand) [
 		if len(a.writes) == 0 || rng.IntN(2) == 0 {
 			continue
 		}
-		if f := followUp(pool, a, rng); f != nil && len(out) < len(chosen)-extra {
+		if f := followUp(pool, a, rng); f != nil && len(out) < len(chosen)-extra && !lastOfServer(out, chosen[i+1:len(chosen)-extra]) {
 			out = append(out, f)
 			extra++
 		}
 	}
 	return out
+}
+
+// lastOfServer reports whether the last atom of rest, the one a follow-up
+// read would replace, is the only atom of its server in kept and rest:
+// dropping it would leave a "cross-server" task on fewer servers.
+func lastOfServer(kept, rest []*atom) bool {
+	drop := rest[len(rest)-1]
+	for _, xs := range [][]*atom{kept, rest[:len(rest)-1]} {
+		for _, x := range xs {
+			if x.server == drop.server {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // followUp returns a read of pool, of a's server, rebound to the entity a

@@ -471,12 +471,22 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 			}
 			return res.Checkpoints[0], nil
 		}
+		// badCheck: a check that cannot be verified as written (verify
+		// ErrBadTask) or whose evidence fails on this task's states (a
+		// sql check's SQL erring: ErrEvidence) rejects the atomic task as
+		// invalid_task; only ctx ending is an error.
+		badCheck := func(err error, on string) error {
+			if ctx.Err() != nil || !errors.Is(err, verify.ErrBadTask) && !errors.Is(err, verify.ErrEvidence) {
+				return err
+			}
+			rej(ReasonInvalidTask, on+": "+err.Error(), nil, nil)
+			return nil
+		}
 		cp, err := score(run1.Final, run1)
 		if err != nil {
-			if !errors.Is(err, verify.ErrBadTask) {
+			if err := badCheck(err, "checks on the reference run"); err != nil {
 				return ar, nil, err
 			}
-			rej(ReasonInvalidTask, err.Error(), nil, nil)
 		} else {
 			if cp.Score != 1 {
 				i, cr := firstFailed(cp)
@@ -484,9 +494,10 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 			}
 			cp0, err := score(from, nil)
 			if err != nil {
-				return ar, nil, err
-			}
-			if cp0.Score == 1 {
+				if err := badCheck(err, "checks on the initial state"); err != nil {
+					return ar, nil, err
+				}
+			} else if cp0.Score == 1 {
 				rej(ReasonPassesOnInitial, fmt.Sprintf("all %d checks pass on the initial state with no calls made", len(a.Checks)), nil, nil)
 			}
 			if !ar.ReadOnly {
@@ -510,7 +521,10 @@ func certifyAtomic(ctx context.Context, env *Env, t *task.Task, a *task.Atomic, 
 					}
 					cpd, err := score(rd.Final, rd)
 					if err != nil {
-						return ar, nil, err
+						if err := badCheck(err, fmt.Sprintf("checks without reference call %d", base+w)); err != nil {
+							return ar, nil, err
+						}
+						break
 					}
 					if cpd.Score == 1 {
 						rej(ReasonDroppedStepUnnoticed, fmt.Sprintf("the checkpoint still passes without reference call %d (%s)", base+w, run1.Calls[w].Tool), fc(w, run1.Calls[w]), nil)

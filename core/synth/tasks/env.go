@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
@@ -14,6 +15,18 @@ import (
 	"github.com/weft-dev/weft/sdk/failure"
 	"github.com/weft-dev/weft/sdk/spec"
 )
+
+// CallTimeout is the per-call deadline certification runs tool calls
+// with (weft synth tasks, certify and compose alike): long enough that a
+// loaded machine does not turn a reference call into a deadline failure,
+// so the same tasks give the same verdicts (module.Config.CallTimeout).
+const CallTimeout = 30 * time.Second
+
+// ErrInfra wraps the error Exec returns when a call failed for a reason
+// that is no fault of the task (a deadline, the module unavailable or
+// closed; failure.Kind blame infrastructure and retryable): such a call
+// is never a certification verdict.
+var ErrInfra = errors.New("tasks: infrastructure failure, not a verdict on the task")
 
 // Env is one lifecycle group to run references on: the modules, the store
 // holding their merged seed state, and the tool routing. A tool name two
@@ -94,9 +107,24 @@ func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*
 		mods = append(mods, m)
 		seeds = append(seeds, v)
 	}
+	return GroupEnv(st, mods, seeds)
+}
+
+// GroupEnv is the Env of one lifecycle group: mods[i] with seed state
+// seeds[i] (versions of store), the seeds merged under table namespaces
+// when two modules own a table of the same name (module.TableNamespaces,
+// GroupTables.Seed), as SpecEnv and weft synth tasks/certify/compose open
+// a group. Errors: a module given twice (same manifest name), a namespace
+// clash, seeds that still cannot be merged (the table named).
+func GroupEnv(store *state.Store, mods []*module.Module, seeds []*state.Version) (*Env, error) {
 	mfs := make([]*module.Manifest, len(mods))
+	seen := map[string]bool{}
 	for i, m := range mods {
 		mfs[i] = m.Manifest()
+		if seen[mfs[i].Name] {
+			return nil, fmt.Errorf("tasks: module %q given twice in one group", mfs[i].Name)
+		}
+		seen[mfs[i].Name] = true
 	}
 	tables, err := module.TableNamespaces(mfs)
 	if err != nil {
@@ -104,9 +132,17 @@ func SpecEnv(ctx context.Context, cfg module.Config, servers ...*spec.Server) (*
 	}
 	seed, err := tables.Seed(seeds)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tasks: merging the seed states of %s: %w", strings.Join(moduleNames(mfs), ", "), err)
 	}
-	return NewEnv(st, seed, mods...)
+	return NewEnv(store, seed, mods...)
+}
+
+func moduleNames(mfs []*module.Manifest) []string {
+	out := make([]string, len(mfs))
+	for i, m := range mfs {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // Tools returns the tool names of the Env, sorted.
@@ -174,7 +210,8 @@ func (r *Run) Messages() []verify.Message {
 // Exec runs calls in order on a fresh fork of from in one session seeded
 // with seed (virtual clock at module.DefaultEpoch). A call that fails is
 // recorded and the run goes on (its unit of work was rolled back); an
-// error is returned only when the workspace cannot be used.
+// error is returned when the workspace cannot be used, ctx ends, or a
+// call fails for an infrastructure reason (ErrInfra: a deadline, ...).
 func (e *Env) Exec(ctx context.Context, from *state.Version, seed uint64, calls []ExecCall) (*Run, error) {
 	return e.exec(ctx, from, seed, calls, false)
 }
@@ -215,7 +252,11 @@ func (e *Env) exec(ctx context.Context, from *state.Version, seed uint64, calls 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			out.Failure = string(failure.Of(err))
+			k := failure.Of(err)
+			if k.Blame() == failure.BlameInfrastructure && k.Retryable() || errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: call %s: %s: %w", ErrInfra, c.Tool, k, err)
+			}
+			out.Failure = string(k)
 			if out.Failure == "" {
 				out.Failure = "error"
 			}

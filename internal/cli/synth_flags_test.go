@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Numeric flags the options would silently replace by defaults are usage
+// errors (exit 2) naming the flag, and nothing is written.
+func TestSynthNumericFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compose", "--tasks", "0"}, "--tasks must be at least 1, got 0"},
+		{[]string{"compose", "--tasks", "-5"}, "--tasks must be at least 1, got -5"},
+		{[]string{"compose", "--distractors", "-2"}, "--distractors must be -1 (none) or more"},
+		{[]string{"compose", "--gen-seeds", "0"}, "--gen-seeds must be at least 1"},
+		{[]string{"tasks", "--per-tool", "-3"}, "--per-tool and --rounds must be 0 (the default) or more, got -3 and 0"},
+	} {
+		out := filepath.Join(t.TempDir(), "x.weft.json")
+		args := append([]string{"synth"}, c.args...)
+		args = append(args, "--server", retailServer, "--server", airlineGroupServer, "--out", out)
+		code, _, stderr := run(t, stamped, args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written", c.args, out)
+		}
+	}
+}
+
+// An --out in a directory that does not exist fails before any work.
+func TestSynthOutDirMissing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nonexist", "x.weft.json")
+	for _, args := range [][]string{
+		{"synth", "certify", tau2Slice(t, "0"), "--server", retailServer, "--out", out},
+		{"synth", "tasks", "--server", retailServer, "--out", out},
+		{"synth", "compose", "--server", retailServer, "--server", airlineGroupServer, "--out", out},
+	} {
+		code, stdout, stderr := run(t, stamped, args...)
+		if code != ExitError || !strings.Contains(stderr, "cannot write "+out+": directory "+filepath.Dir(out)+" does not exist") || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q stderr %q", args[1], code, stdout, stderr)
+		}
+	}
+}
+
+// synth compose's --server help says what compose reads: spec
+// directories and files, not bundles or registry references.
+func TestSynthComposeServerHelp(t *testing.T) {
+	code, stdout, _ := run(t, stamped, "synth", "compose", "--help")
+	if code != ExitOK || !strings.Contains(stdout, "--server stringArray   a server: spec directory or spec JSON file (repeat: at least two") || strings.Contains(stdout, "registry reference") {
+		t.Fatalf("exit %d, help %q", code, stdout)
+	}
+}
