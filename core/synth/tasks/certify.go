@@ -179,7 +179,8 @@ type Options struct {
 	Progress func(done, total int)
 	// Initial, when set, resolves a task's InitialVersion ("" included)
 	// to the version of env's store its atomic task 1 starts from (e.g. a
-	// grounded snapshot); nil: only "" (the Env's seed) is accepted.
+	// grounded snapshot); nil: a task's own InitialState (imported into
+	// env's store) or else the Env's seed, and only InitialVersion "".
 	Initial func(t *task.Task, env *Env) (*state.Version, error)
 	// Fresh turns off the reuse of certification (same verdicts, slower;
 	// the peer of BenchmarkCertifyComposite and of the equality test):
@@ -298,6 +299,15 @@ func certifyTask(ctx context.Context, t *task.Task, resolve Resolver, opts Optio
 		v, err := opts.Initial(t, env)
 		if err != nil {
 			return reject(ReasonNoEnv, fmt.Sprintf("initial version %q: %v", t.InitialVersion, err)), nil
+		}
+		from = v
+	} else if len(t.InitialState) > 0 {
+		// A task carrying its own starting state (weft.state/v1: composed
+		// tasks, BFCL's initial_config, files included) starts from it, as
+		// weft run's import does.
+		v, err := env.Store.Import(ctx, bytes.NewReader(t.InitialState))
+		if err != nil {
+			return reject(ReasonInvalidTask, fmt.Sprintf("initial_state does not import into the group's store: %v", err)), nil
 		}
 		from = v
 	}

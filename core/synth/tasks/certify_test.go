@@ -1,9 +1,11 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -225,5 +227,48 @@ func TestCertifyInitialVersion(t *testing.T) {
 	}
 	if got := rep.Rejections(); len(got) != 1 || got[0].Reason != ReasonFailsOnReference {
 		t.Errorf("from the seed: %+v", got)
+	}
+}
+
+// A task carrying its own initial_state (composed tasks, BFCL) certifies
+// from it with no Initial option; an initial_state that does not import is
+// invalid_task and leaves the seed untouched.
+func TestCertifyInitialState(t *testing.T) {
+	ctx := context.Background()
+	env := specEnv(t, walletDir)
+	seedHash := env.Seed.Hash()
+	ws := env.Store.Fork(env.Seed)
+	if _, err := ws.Exec(ctx, "UPDATE accounts SET balance = 500 WHERE id = 'acc_bob'"); err != nil {
+		t.Fatal(err)
+	}
+	rich, err := ws.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc bytes.Buffer
+	if err := rich.Export(&doc); err != nil {
+		t.Fatal(err)
+	}
+	tk := oneAtomic("rich", task.Atomic{Reference: []task.Call{call("deposit", `{"account_id":"acc_bob","amount":5}`)},
+		Checks: []task.Check{sqlCheck("SELECT balance FROM accounts WHERE id = 'acc_bob'", `[[505]]`)}})
+	tk.InitialState = doc.Bytes()
+	resolve := func([]string) (*Env, error) { return env, nil }
+	rep, _, err := Certify(ctx, []*task.Task{tk}, resolve, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Results[0].Certified {
+		t.Errorf("from its initial_state: %+v", rep.Rejections())
+	}
+	tk.InitialState = json.RawMessage(`{"format":"weft.state/v1","tables":"nope"}`)
+	rep, _, err = Certify(ctx, []*task.Task{tk}, resolve, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Rejections(); len(got) != 1 || got[0].Reason != ReasonInvalidTask || !strings.Contains(got[0].Detail, "initial_state") {
+		t.Errorf("bad initial_state: %+v", got)
+	}
+	if env.Seed.Hash() != seedHash {
+		t.Error("the seed state changed")
 	}
 }
