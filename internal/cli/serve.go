@@ -159,6 +159,12 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if f.moduleMemMiB < 0 {
 		return usageErrorf("--module-memory-mib: %d is negative (0 means no budget)", f.moduleMemMiB)
 	}
+	if f.callTimeout < 0 {
+		return usageErrorf("--call-timeout: %s is negative (0 means the default, 2s)", f.callTimeout)
+	}
+	if f.maxSessions == 0 || f.maxSessions < -1 {
+		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
+	}
 	token := f.token
 	if token == "" {
 		token = os.Getenv("WEFT_TOKEN")

@@ -38,6 +38,19 @@ func TestServeModuleMemoryFlag(t *testing.T) {
 			t.Errorf("module_memory_mib = %v, want 0 (no budget)", got)
 		}
 	})
+	// Other serve limits a value could silently disable (new-user trial).
+	for _, bad := range []struct{ flag, val, want string }{
+		{"--call-timeout", "-1s", "weft: --call-timeout: -1s is negative (0 means the default, 2s)"},
+		{"--max-sessions", "0", "weft: --max-sessions: 0; give at least 1, or -1 for no bound"},
+		{"--max-sessions", "-2", "weft: --max-sessions: -2; give at least 1, or -1 for no bound"},
+	} {
+		t.Run("bad"+bad.flag+"="+bad.val, func(t *testing.T) {
+			code, stdout, stderr := runCtx(t, t.Context(), append(base, bad.flag, bad.val)...)
+			if code != ExitUsage || stdout != "" || !strings.Contains(stderr, bad.want) {
+				t.Errorf("exit %d (want %d), stdout %q (want none: the server must not listen), stderr %q (want %q)", code, ExitUsage, stdout, stderr, bad.want)
+			}
+		})
+	}
 	for _, bad := range []struct{ val, want string }{
 		{"-1", "weft: --module-memory-mib: -1 is negative (0 means no budget)"},
 		{"lots", `invalid argument "lots" for "--module-memory-mib"`},
