@@ -202,9 +202,10 @@ pipeline {
 	if code != ExitError {
 		t.Fatalf("exit %d, want %d; stdout %s", code, ExitError, stdout)
 	}
-	want := file + `:6:16: error: Unknown task id; Task set "t" has no task "nope" (its files hold 114 tasks).
+	want := file + `:5:11: error: Unknown task module; Task "0" of ` + tasks + ` names module "retail", which no module block declares (modules: m).
+` + file + `:6:16: error: Unknown task id; Task set "t" has no task "nope" (its files hold 114 tasks).
 ` + file + `:12:14: error: Invalid harness settings; The settings of harness "native" do not match its settings_schema: at the top level: additional properties 'bogus' not allowed.
-` + file + ": 2 errors\n"
+` + file + ": 3 errors\n"
 	if diff := cmp.Diff(want, stdout); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
