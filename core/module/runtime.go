@@ -483,11 +483,14 @@ func (m *Module) release(ctx context.Context, inst *instance) {
 		return
 	}
 	inst.b.reset()
+	// The charge is read while inst is still ours: once it is in the pool
+	// another call may take it and grow its memory.
+	charge := instanceCharge(inst)
 	m.mu.Lock()
 	if !m.drained && len(m.free) < m.rt.cfg.MaxIdleInstances && (m.res == nil || m.compiled != nil) {
 		m.free = append(m.free, inst)
 		m.mu.Unlock()
-		m.rt.chargeIdle(ctx, m, instanceCharge(inst))
+		m.rt.chargeIdle(ctx, m, charge)
 		return
 	}
 	m.mu.Unlock()
