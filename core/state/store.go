@@ -43,9 +43,17 @@ type Store struct {
 func NewStore() *Store {
 	a := analyzer.NewDefault(provider{})
 	a.Coster = lookupCoster{Coster: memo.NewDefaultCoster()}
-	s := &Store{engine: sqle.New(a, nil)}
-	return s
+	// go-mysql-server's New (re)initializes process-wide status variables
+	// without a lock; stores made concurrently (workers building their
+	// experiments at once) raced there under -race.
+	newEngineMu.Lock()
+	e := sqle.New(a, nil)
+	newEngineMu.Unlock()
+	return &Store{engine: e}
 }
+
+// newEngineMu serializes sqle.New (see NewStore).
+var newEngineMu sync.Mutex
 
 // maxIdleSessions bounds the idle session pool; beyond it sessions are
 // closed, which frees the engine's per-session caches.
