@@ -426,17 +426,8 @@ func (p *jsonCheck) value(depth int) bool {
 			if !p.value(depth + 1) {
 				return false
 			}
-			if p.i >= len(p.b) {
-				return false
-			}
-			switch p.b[p.i] {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return true
-			default:
-				return false
+			if more, ok := p.next('}'); !more {
+				return ok
 			}
 		}
 	case c == '[':
@@ -449,17 +440,8 @@ func (p *jsonCheck) value(depth int) bool {
 			if !p.value(depth + 1) {
 				return false
 			}
-			if p.i >= len(p.b) {
-				return false
-			}
-			switch p.b[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
+			if more, ok := p.next(']'); !more {
+				return ok
 			}
 		}
 	case c == '"':
@@ -474,6 +456,24 @@ func (p *jsonCheck) value(depth int) bool {
 		return p.num()
 	}
 	return false
+}
+
+// next consumes what follows an object member or an array element: a ','
+// (more: another one follows) or the container's closing byte (more false,
+// ok). Anything else, or the end of the input, is ok false.
+func (p *jsonCheck) next(closing byte) (more, ok bool) {
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return true, true
+	case closing:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (p *jsonCheck) lit(s string) bool {

@@ -25,6 +25,7 @@ func compactRef(b []byte) bool {
 var compactSeeds = []string{
 	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+3`, `1E-2`, `true`, `false`, `null`, `{"a":[1,2,{"b":null}]}`,
 	`{"a":1,}`, `[1,]`, `01`, `1.`, `-`, `.5`, `1e`, `{"a" :1}`, `{ }`, ` 1`, "1\n", `"\u00e9\uD834"`,
+	`{"a":1]`, `[1}`, `[1`, `{"a":1`, `[[1],{"a":[2]}]`, `{"a":{"b":[]},"c":[{}]}`, `[1,,2]`, `{"a":1,,"b":2}`,
 	`"\x"`, `"\u12"`, "\"\x01\"", "\"\xff\"", `{"a":1}{}`, `tru`, `nul`, `[1 2]`, `{"a"}`, `{1:2}`, `"\/\b\f\n\r\t\"\\"`,
 }
 
@@ -38,6 +39,20 @@ func TestCompactJSONMatchesEncodingJSON(t *testing.T) {
 	deep = append(deep, bytes.Repeat([]byte("]"), maxCompactDepth+2)...)
 	if compactJSON(deep) {
 		t.Error("a value nested past maxCompactDepth must take encoding/json's path")
+	}
+}
+
+// TestCompactJSONSeparators: after a member or an element only ',' or the
+// container's own closing byte may follow.
+func TestCompactJSONSeparators(t *testing.T) {
+	for s, want := range map[string]bool{
+		`[[1],{"a":[2]}]`: true, `{"a":{"b":[]},"c":[{}]}`: true, `[1,2]`: true, `{"a":1,"b":2}`: true,
+		`{"a":1]`: false, `[1}`: false, `[1`: false, `{"a":1`: false, `[1,,2]`: false, `{"a":1,,"b":2}`: false,
+		`[1;2]`: false, `[1,2]]`: false,
+	} {
+		if got := compactJSON([]byte(s)); got != want {
+			t.Errorf("compactJSON(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
 
