@@ -96,13 +96,17 @@ type fastPair struct {
 	fastWS, slowWS *Workspace
 }
 
-func newFastPair(t testing.TB) *fastPair {
+func newFastPair(t testing.TB) *fastPair { return newPair(t, fastDDL, fastData()...) }
+
+// newPair loads ddl and data into two stores, the fast path on in one and
+// off in the other, and forks a workspace of each; both close at cleanup.
+func newPair(t testing.TB, ddl string, data ...TableRows) *fastPair {
 	t.Helper()
 	p := &fastPair{fast: NewStore(), slow: NewStore()}
 	p.slow.SetFastPath(false)
 	t.Cleanup(func() { p.fast.Close(); p.slow.Close() })
 	for _, s := range []*Store{p.fast, p.slow} {
-		v, err := s.Load(context.Background(), fastDDL, fastData()...)
+		v, err := s.Load(context.Background(), ddl, data...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,6 +117,43 @@ func newFastPair(t testing.TB) *fastPair {
 		}
 	}
 	return p
+}
+
+// retailTables are the retail module's tables, its table policy's reads
+// and writes.
+var retailTables = []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
+	"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
+
+// newRetailPair is newPair over the retail schema (benchRetailSchema) with
+// data, and a Sandbox maker under the retail module's table policy.
+func newRetailPair(t testing.TB, data ...TableRows) (*fastPair, func() *Sandbox) {
+	t.Helper()
+	ddl, err := os.ReadFile(benchRetailSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newPair(t, string(ddl), data...), func() *Sandbox { return &Sandbox{Tables: NewTablePolicy(retailTables, nil)} }
+}
+
+// errParts are err's text and, for a state *Error, its kind's text ("" for
+// nil).
+func errParts(err error) (kind, text string) {
+	if err == nil {
+		return "", ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		kind = e.Kind.Error()
+	}
+	return kind, err.Error()
+}
+
+// sandboxed is ctx with sb attached (ctx itself for nil).
+func sandboxed(sb *Sandbox) context.Context {
+	if sb == nil {
+		return context.Background()
+	}
+	return WithSandbox(context.Background(), sb)
 }
 
 // outcome is everything a statement leaves visible: rows, error kind and
@@ -127,21 +168,11 @@ type outcome struct {
 
 func runOutcome(t *testing.T, ws *Workspace, sb *Sandbox, q string, args []any) outcome {
 	t.Helper()
-	ctx := context.Background()
-	if sb != nil {
-		ctx = WithSandbox(ctx, sb)
-	}
 	var o outcome
 	err := ws.Do(func(u *Unit) error {
-		rows, err := u.Query(ctx, q, args...)
+		rows, err := u.Query(sandboxed(sb), q, args...)
 		o.Rows = rows
-		if err != nil {
-			o.Err = err.Error()
-			var e *Error
-			if errors.As(err, &e) {
-				o.Kind = e.Kind.Error()
-			}
-		}
+		o.Kind, o.Err = errParts(err)
 		info, err := u.Query(context.Background(), "SELECT FOUND_ROWS(), ROW_COUNT()")
 		if err != nil {
 			return err
@@ -348,11 +379,7 @@ var retailSelects = []struct {
 // the retail schema and answers as go-mysql-server does, under the
 // module's table policy.
 func TestFastPathRetailStatements(t *testing.T) {
-	ddl, err := os.ReadFile(benchRetailSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := append(benchRetailData(20),
+	p, mk := newRetailPair(t, append(benchRetailData(20),
 		TableRows{Table: "users", Columns: []string{"user_id", "pos", "first_name", "last_name", "address1", "address2", "city", "country", "state", "zip", "email"},
 			Rows: [][]any{{"user_2", 0, "A", "B", "1 Main", "", "Austin", "USA", "TX", "78701", "a@x"}, {"user_1", 1, "C", "D", "2 Main", "", "Austin", "USA", "TX", "78701", "c@x"}}},
 		TableRows{Table: "payment_methods", Columns: []string{"user_id", "payment_method_id", "pos", "source"},
@@ -363,25 +390,7 @@ func TestFastPathRetailStatements(t *testing.T) {
 			Rows: [][]any{{"p1", "i2", 0, true, 2.5}, {"p1", "i1", 1, false, 3.0}, {"p2", "i3", 0, true, 9.0}}},
 		TableRows{Table: "variant_options", Columns: []string{"product_id", "item_id", "pos", "name", "value"},
 			Rows: [][]any{{"p1", "i2", 1, "size", "L"}, {"p1", "i2", 0, "color", "red"}}},
-	)
-	p := &fastPair{fast: NewStore(), slow: NewStore()}
-	p.slow.SetFastPath(false)
-	defer p.fast.Close()
-	defer p.slow.Close()
-	for _, s := range []*Store{p.fast, p.slow} {
-		v, err := s.Load(context.Background(), string(ddl), data...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s == p.fast {
-			p.fastWS = s.Fork(v)
-		} else {
-			p.slowWS = s.Fork(v)
-		}
-	}
-	tables := []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
-		"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
-	mk := func() *Sandbox { return &Sandbox{Tables: NewTablePolicy(tables, nil)} }
+	)...)
 	var cases []fastCase
 	for _, c := range retailSelects {
 		var args []any

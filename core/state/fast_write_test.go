@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,24 +27,7 @@ func writeData() []TableRows {
 	)
 }
 
-func newWritePair(t testing.TB) *fastPair {
-	t.Helper()
-	p := &fastPair{fast: NewStore(), slow: NewStore()}
-	p.slow.SetFastPath(false)
-	t.Cleanup(func() { p.fast.Close(); p.slow.Close() })
-	for _, s := range []*Store{p.fast, p.slow} {
-		v, err := s.Load(context.Background(), writeDDL, writeData()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s == p.fast {
-			p.fastWS = s.Fork(v)
-		} else {
-			p.slowWS = s.Fork(v)
-		}
-	}
-	return p
-}
+func newWritePair(t testing.TB) *fastPair { return newPair(t, writeDDL, writeData()...) }
 
 // writeOutcome is everything a write leaves visible: its Result, error kind
 // and text, rows charged, FOUND_ROWS(), ROW_COUNT() and LAST_INSERT_ID()
@@ -60,21 +42,11 @@ type writeOutcome struct {
 
 func runWrite(t testing.TB, ws *Workspace, sb *Sandbox, q string, args []any) writeOutcome {
 	t.Helper()
-	ctx := context.Background()
-	if sb != nil {
-		ctx = WithSandbox(ctx, sb)
-	}
 	var o writeOutcome
 	err := ws.Do(func(u *Unit) error {
-		res, err := u.Exec(ctx, q, args...)
+		res, err := u.Exec(sandboxed(sb), q, args...)
 		o.Res = res
-		if err != nil {
-			o.Err = err.Error()
-			var e *Error
-			if errors.As(err, &e) {
-				o.Kind = e.Kind.Error()
-			}
-		}
+		o.Kind, o.Err = errParts(err)
 		info, err := u.Query(context.Background(), "SELECT FOUND_ROWS(), ROW_COUNT(), LAST_INSERT_ID()")
 		if err != nil {
 			return err
@@ -351,34 +323,12 @@ var retailWrites = []fastCase{
 // takes the fast path over the retail schema, under the module's table
 // policy, with the engine's outcome and Hash.
 func TestFastWriteRetailStatements(t *testing.T) {
-	ddl, err := os.ReadFile(benchRetailSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := append(benchRetailData(5),
+	p, mk := newRetailPair(t, append(benchRetailData(5),
 		TableRows{Table: "users", Columns: []string{"user_id", "pos", "first_name", "last_name", "address1", "address2", "city", "country", "state", "zip", "email"},
 			Rows: [][]any{{"user_1", 0, "C", "D", "2 Main", "", "Austin", "USA", "TX", "78701", "c@x"}}},
 		TableRows{Table: "payment_methods", Columns: []string{"user_id", "payment_method_id", "pos", "source", "balance"},
 			Rows: [][]any{{"user_1", "gift_card_1", 0, "gift_card", 100.0}}},
-	)
-	p := &fastPair{fast: NewStore(), slow: NewStore()}
-	p.slow.SetFastPath(false)
-	defer p.fast.Close()
-	defer p.slow.Close()
-	for _, s := range []*Store{p.fast, p.slow} {
-		v, err := s.Load(context.Background(), string(ddl), data...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s == p.fast {
-			p.fastWS = s.Fork(v)
-		} else {
-			p.slowWS = s.Fork(v)
-		}
-	}
-	tables := []string{"users", "payment_methods", "user_orders", "orders", "order_items", "order_item_options", "fulfillments",
-		"fulfillment_tracking_ids", "fulfillment_item_ids", "payments", "products", "variants", "variant_options"}
-	mk := func() *Sandbox { return &Sandbox{Tables: NewTablePolicy(tables, nil)} }
+	)...)
 	for _, c := range retailWrites {
 		w0 := p.fast.FastWriteStats()
 		got := runWrite(t, p.fastWS, mk(), c.q, c.args)
