@@ -107,6 +107,7 @@ func EpisodeFromOutcome(job rollout.Job, out *rollout.Outcome, err error) Episod
 				e.Attributions = as
 			}
 		}
+		e.Faults = out.Faults
 		e.ToolErrors = countToolErrors(out.Trajectory)
 		if out.Infra != nil {
 			ie := *out.Infra

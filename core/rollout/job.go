@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/task"
 	"github.com/weft-dev/weft/core/verify"
 	"github.com/weft-dev/weft/sdk/failure"
@@ -166,6 +167,10 @@ type Outcome struct {
 	RubricScore *float64             `json:"rubric_score,omitempty"`
 	// Attributions are the executor's attribution records, opaque here.
 	Attributions json.RawMessage `json:"attributions,omitempty"`
+	// Faults are the faults the episode's policy planted, in plan order
+	// (a scripted policy's scripted.Policy.Faults, as the executor built
+	// that policy for the episode); nil for other policies.
+	Faults []scripted.Fault `json:"faults,omitempty"`
 	// Infra is the last attempt's failure when no attempt succeeded.
 	Infra *InfraError `json:"infra,omitempty"`
 	// InfraErrors are every failed attempt's failures, in order (also

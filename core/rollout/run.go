@@ -250,6 +250,7 @@ func runJob(ctx context.Context, job Job, ex Executor, opts *Options) *Outcome {
 		o.ToolCalls = partial.ToolCalls
 		o.Trajectory = partial.Trajectory
 		o.Attributions = partial.Attributions
+		o.Faults = partial.Faults
 	}
 	if o.Termination == "" {
 		o.Termination = "infra"

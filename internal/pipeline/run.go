@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/weft-dev/weft/core/model"
-	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/report"
 	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/task"
@@ -323,7 +322,6 @@ func (r *runner) rollout(ctx context.Context) error {
 	record := func(p rollout.Progress) {
 		o := p.Outcome
 		ep := report.EpisodeFromOutcome(byKey[o.Key], o, nil)
-		ep.Faults = r.plantedFaults(byKey[o.Key])
 		if len(o.Trajectory) > 0 {
 			if err := trs.replace(o.Key, trajectoryLine{Key: o.Key, Trajectory: compactTrajectory(o.Trajectory)}); err != nil && werr == nil {
 				werr = err
@@ -351,24 +349,6 @@ func (r *runner) rollout(ctx context.Context) error {
 		return werr
 	}
 	return err
-}
-
-// plantedFaults are the faults the rollout policy plants in job's episode
-// when it is the scripted policy (its plan is a function of the task, the
-// view and the seed, so it is made again here); nil otherwise.
-func (r *runner) plantedFaults(job rollout.Job) []scripted.Fault {
-	pol := r.spec.Policies[r.spec.Rollout.Policy]
-	if pol.Episode == nil || job.Task == nil {
-		return nil
-	}
-	m, err := pol.Episode(job.Task, job.View, job.Seed)
-	if err != nil {
-		return nil
-	}
-	if sp, ok := m.(*scripted.Policy); ok {
-		return sp.Faults()
-	}
-	return nil
 }
 
 // executor is the rollout stage's episode executor over the spec.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/core/attribute"
 	"github.com/weft-dev/weft/core/model"
+	"github.com/weft-dev/weft/core/model/scripted"
 	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/rollout"
 	"github.com/weft-dev/weft/core/state"
@@ -132,7 +133,7 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 	if err != nil {
 		return nil, &rollout.InfraError{Component: failure.Session, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
-	out := &rollout.Outcome{Session: info.ID, Ledger: "session:" + info.ID}
+	out := &rollout.Outcome{Session: info.ID, Ledger: "session:" + info.ID, Faults: plantedFaults(pol)}
 	if e.OnSession != nil {
 		e.OnSession(job, attempt, info.ID)
 	}
@@ -227,6 +228,15 @@ func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*
 		}
 	}
 	return out, nil
+}
+
+// plantedFaults are the faults pol plants when it is a scripted policy
+// (scripted.Policy.Faults), nil otherwise.
+func plantedFaults(pol model.Policy) []scripted.Fault {
+	if sp, ok := pol.(*scripted.Policy); ok {
+		return sp.Faults()
+	}
+	return nil
 }
 
 // runError maps an error of Run to the episode's infrastructure failure:
