@@ -164,6 +164,7 @@ func composeAndReport(ctx context.Context, a *app, dirs []string, opts compose.O
 			fmt.Fprintf(w, "  pool %s: %d generated, %d certified, %d pruned, %d kept, %d in the pool\n", p.Server, p.Generated, p.Certified, p.Pruned, p.Kept, p.Pool)
 		}
 		fmt.Fprintf(w, "rejected: %s\n", countsText(r.RejectedBy))
+		writeRejections(w, r.Rejections, reportPath)
 		fmt.Fprintf(w, "atomic turns: %s\n", histText(r.AtomicTurns))
 		fmt.Fprintf(w, "servers per task: %s\n", histText(r.ServersPerTask))
 		fmt.Fprintf(w, "after edges %d (%d across servers), roots %d; tools covered %d of %d\n", r.Edges, r.CrossEdges, r.Roots, r.ToolsCovered, r.ToolsPossible)
@@ -186,6 +187,22 @@ func writeCompose(res *compose.Result, out, reportPath string) error {
 		return err
 	}
 	return os.WriteFile(reportPath, append(rb, '\n'), 0o644)
+}
+
+// maxRejectionLines is how many rejections the summary lists.
+const maxRejectionLines = 10
+
+// writeRejections lists the first maxRejectionLines rejected samples, one
+// line each (compose.Rejection.String), and how many more the report at
+// reportPath holds.
+func writeRejections(w io.Writer, rs []compose.Rejection, reportPath string) {
+	for i, r := range rs {
+		if i == maxRejectionLines {
+			fmt.Fprintf(w, "  ... %d more in %s (\"rejections\")\n", len(rs)-i, reportPath)
+			return
+		}
+		fmt.Fprintf(w, "  %s\n", r)
+	}
 }
 
 func countsText(m map[string]int) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weft-dev/weft/core/synth/compose"
+	"github.com/weft-dev/weft/core/synth/tasks"
 	"github.com/weft-dev/weft/core/task"
 )
 
@@ -96,5 +97,31 @@ func TestRunComposeConfigErrors(t *testing.T) {
 				t.Error("a refused config wrote output")
 			}
 		})
+	}
+}
+
+// The human summary lists the first maxRejectionLines rejected samples
+// with their atomic task, source and failing call, then how many more the
+// report holds.
+func TestWriteRejections(t *testing.T) {
+	var rs []compose.Rejection
+	for i := 1; i <= maxRejectionLines+2; i++ {
+		rs = append(rs, compose.Rejection{Attempt: i, Task: "compose-0001", Reason: "reference_call_failed", Atomic: "a3",
+			Source: "tau2-retail:cancel.1", Rejections: 2, Call: &tasks.FailedCall{Index: 1, TaskIndex: 7, Tool: "cancel_pending_order",
+				Arguments: json.RawMessage(`{"order_id":"#W1"}`), Error: "order not found"}})
+	}
+	rs[1] = compose.Rejection{Attempt: 2, Task: "compose-0001", Reason: "no_candidates", Detail: "1 atomic task(s) sampled for 6 turns; a composed task needs two"}
+	var b strings.Builder
+	writeRejections(&b, rs, "r.json")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	want := []string{
+		`  sample 1 (compose-0001): reference_call_failed in a3 (tau2-retail:cancel.1): call 1 (composite 7) cancel_pending_order {"order_id":"#W1"}: order not found (+1 more reasons)`,
+		`  sample 2 (compose-0001): no_candidates: 1 atomic task(s) sampled for 6 turns; a composed task needs two`,
+	}
+	if len(lines) != maxRejectionLines+1 || lines[0] != want[0] || lines[1] != want[1] {
+		t.Fatalf("summary lines:\n%s\nwant %d lines starting\n%s", b.String(), maxRejectionLines+1, strings.Join(want, "\n"))
+	}
+	if last := lines[maxRejectionLines]; last != `  ... 2 more in r.json ("rejections")` {
+		t.Errorf("last line %q", last)
 	}
 }

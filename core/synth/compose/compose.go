@@ -95,10 +95,11 @@ type Report struct {
 	Pools   []ServerPool `json:"pools"`
 	// Attempts is the composed tasks sampled; Composed those certified
 	// and kept; RejectedBy counts the others by reason (certification
-	// reasons, "no_candidates").
+	// reasons, "no_candidates"), Rejections lists them in sample order.
 	Attempts   int            `json:"attempts"`
 	Composed   int            `json:"composed"`
 	RejectedBy map[string]int `json:"rejected_by"`
+	Rejections []Rejection    `json:"rejections,omitempty"`
 	// AtomicTurns and ServersPerTask are distributions over the composed
 	// tasks (value -> tasks); TurnsMedian the median atomic turns.
 	AtomicTurns    map[int]int `json:"atomic_turns"`
@@ -122,6 +123,62 @@ type Report struct {
 	Grounding GroundStats `json:"grounding"`
 	// StateBytes is the total size of the composed tasks' initial states.
 	StateBytes int `json:"state_bytes"`
+}
+
+// Rejection is one rejected sample: the composed task it would have been
+// and the first reason its re-certification gave (tasks.Rejection).
+type Rejection struct {
+	// Attempt is the sample's number, 1..Report.Attempts.
+	Attempt int `json:"attempt"`
+	// Task is the id the composed task would have had ("compose-0004";
+	// the next sample takes it over).
+	Task   string `json:"task"`
+	Reason string `json:"reason"`
+	// Atomic is the composed atomic task to blame ("a3"), "" for the task
+	// as a whole; Source its origin in the pool ("server:atomic-source").
+	Atomic string `json:"atomic,omitempty"`
+	Source string `json:"source,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// Call is the failing reference call (index in the atomic task and
+	// in the composed reference, tool, arguments, error), when one is to
+	// blame; Check the 0-based index of the failing check of Atomic (or
+	// of the task's overall checks with Atomic "").
+	Call  *tasks.FailedCall `json:"call,omitempty"`
+	Check *int              `json:"check,omitempty"`
+	// Rejections is how many reasons certification gave in all (this is
+	// the first).
+	Rejections int `json:"rejections"`
+}
+
+// String is the rejection on one line: "sample 4 (compose-0004):
+// reference_call_failed in a3 (server:source): call 2 (composite 17)
+// tool {args}: error", parts left out when empty (the detail when a call
+// is named: it says the same).
+func (r Rejection) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sample %d (%s): %s", r.Attempt, r.Task, r.Reason)
+	if r.Atomic != "" {
+		fmt.Fprintf(&b, " in %s", r.Atomic)
+		if r.Source != "" {
+			fmt.Fprintf(&b, " (%s)", r.Source)
+		}
+	}
+	if c := r.Call; c != nil {
+		fmt.Fprintf(&b, ": call %d (composite %d) %s %s", c.Index, c.TaskIndex, c.Tool, c.Arguments)
+		if c.Error != "" {
+			fmt.Fprintf(&b, ": %s", c.Error)
+		}
+	}
+	if r.Check != nil {
+		fmt.Fprintf(&b, ": check %d", *r.Check)
+	}
+	if r.Detail != "" && r.Call == nil {
+		fmt.Fprintf(&b, ": %s", r.Detail)
+	}
+	if r.Rejections > 1 {
+		fmt.Fprintf(&b, " (+%d more reasons)", r.Rejections-1)
+	}
+	return b.String()
 }
 
 // Result is the composed tasks and the report.
@@ -285,14 +342,18 @@ func Run(ctx context.Context, servers []*spec.Server, opts Options) (*Result, er
 		chosen := sample(pool, len(servers), n, uses, rng)
 		if len(chosen) < 2 {
 			rep.RejectedBy["no_candidates"]++
+			rep.Rejections = append(rep.Rejections, Rejection{Attempt: rep.Attempts, Task: composedID(len(out)), Reason: "no_candidates",
+				Detail: fmt.Sprintf("%d atomic task(s) sampled for %d turns; a composed task needs two", len(chosen), n)})
 			continue
 		}
-		t, gs, reason, err := build(ctx, env, w, servers, chosen, len(out), opts, rng)
+		t, gs, rej, err := build(ctx, env, w, servers, chosen, len(out), opts, rng)
 		if err != nil {
 			return nil, err
 		}
-		if reason != "" {
-			rep.RejectedBy[reason]++
+		if rej != nil {
+			rej.Attempt = rep.Attempts
+			rep.RejectedBy[rej.Reason]++
+			rep.Rejections = append(rep.Rejections, *rej)
 			continue
 		}
 		for _, a := range chosen {
@@ -599,10 +660,16 @@ func followUp(pool []*atom, a *atom, rng *rand.Rand) *atom {
 	return f
 }
 
+// composedID is the id of the composed task at 0-based index idx.
+func composedID(idx int) string { return fmt.Sprintf("compose-%04d", idx+1) }
+
+// certify is tasks.Certify (a test wraps it to break a composite).
+var certify = tasks.Certify
+
 // build turns chosen atoms into a grounded, certified composed task; a
-// non-empty reason rejects the sample.
-func build(ctx context.Context, env *tasks.Env, w *world, servers []*spec.Server, chosen []*atom, idx int, opts Options, rng *rand.Rand) (*task.Task, GroundStats, string, error) {
-	id := fmt.Sprintf("compose-%04d", idx+1)
+// non-nil Rejection (Attempt unset) rejects the sample.
+func build(ctx context.Context, env *tasks.Env, w *world, servers []*spec.Server, chosen []*atom, idx int, opts Options, rng *rand.Rand) (*task.Task, GroundStats, *Rejection, error) {
+	id := composedID(idx)
 	t := &task.Task{ID: id, Source: "weft-synth-compose:" + id}
 	for _, s := range servers {
 		t.Modules = append(t.Modules, s.Name)
@@ -634,7 +701,7 @@ func build(ctx context.Context, env *tasks.Env, w *world, servers []*spec.Server
 	t.Checks = []task.Check{{Kind: task.CheckStateEqual, Note: "the final state equals the composite reference's"}}
 	full, err := env.Exec(ctx, env.Seed, 1, execCalls(calls))
 	if err != nil {
-		return nil, GroundStats{}, "", err
+		return nil, GroundStats{}, nil, err
 	}
 	var outputs []string
 	for _, c := range full.Calls {
@@ -661,27 +728,33 @@ func build(ctx context.Context, env *tasks.Env, w *world, servers []*spec.Server
 	}
 	v, gs, err := w.ground(ctx, env.Store, groundInput{values: values, outputs: outputs, rerun: rerun}, dist, rng)
 	if err != nil {
-		return nil, gs, "", err
+		return nil, gs, nil, err
 	}
-	rep, _, err := tasks.Certify(ctx, []*task.Task{t}, func([]string) (*tasks.Env, error) { return env, nil },
+	rep, _, err := certify(ctx, []*task.Task{t}, func([]string) (*tasks.Env, error) { return env, nil },
 		tasks.Options{Initial: func(*task.Task, *tasks.Env) (*state.Version, error) { return v, nil }})
 	if err != nil {
-		return nil, gs, "", err
+		return nil, gs, nil, err
 	}
 	if rep.TasksCertified != 1 {
 		rs := rep.Rejections()
 		if len(rs) == 0 {
-			return nil, gs, "not_certified", nil
+			return nil, gs, &Rejection{Task: id, Reason: "not_certified", Detail: "certification rejected the task without a reason"}, nil
 		}
-		return nil, gs, string(rs[0].Reason), nil
+		r := rs[0]
+		rej := &Rejection{Task: id, Reason: string(r.Reason), Atomic: r.Atomic, Detail: r.Detail, Call: r.Call, Check: r.Check, Rejections: len(rs)}
+		var k int
+		if _, err := fmt.Sscanf(r.Atomic, "a%d", &k); err == nil && k >= 1 && k <= len(sources) {
+			rej.Source = sources[k-1]
+		}
+		return nil, gs, rej, nil
 	}
 	var buf bytes.Buffer
 	if err := v.Export(&buf); err != nil {
-		return nil, gs, "", err
+		return nil, gs, nil, err
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, buf.Bytes()); err != nil {
-		return nil, gs, "", err
+		return nil, gs, nil, err
 	}
 	t.InitialState = compact.Bytes()
 	t.Meta = map[string]any{
@@ -690,5 +763,5 @@ func build(ctx context.Context, env *tasks.Env, w *world, servers []*spec.Server
 		"sources":      sources,
 		"grounding":    gs,
 	}
-	return t, gs, "", nil
+	return t, gs, nil, nil
 }
