@@ -35,8 +35,13 @@ composes certified atomic tasks of several servers into cross-server tasks
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	f.add(cmd)
-	cmd.AddCommand(newSynthEnvCmd(a, f), newSynthValidateCmd(a, f), newSynthTasksCmd(a, f), newSynthCertifyCmd(a, f), newSynthComposeCmd(a))
+	// --registry and --cache-dir on the subcommands that open modules;
+	// compose reads specs only, so its help does not offer them.
+	for _, sub := range []*cobra.Command{newSynthEnvCmd(a, f), newSynthValidateCmd(a, f), newSynthTasksCmd(a, f), newSynthCertifyCmd(a, f)} {
+		f.add(sub)
+		cmd.AddCommand(sub)
+	}
+	cmd.AddCommand(newSynthComposeCmd(a))
 	return cmd
 }
 

@@ -50,10 +50,29 @@ func TestSynthOutDirMissing(t *testing.T) {
 }
 
 // synth compose's --server help says what compose reads: spec
-// directories and files, not bundles or registry references.
+// directories and files, not bundles or registry references; it offers
+// no --registry or --cache-dir (it opens no module), which the commands
+// that do still take, before or after the subcommand's name.
 func TestSynthComposeServerHelp(t *testing.T) {
 	code, stdout, _ := run(t, stamped, "synth", "compose", "--help")
 	if code != ExitOK || !regexp.MustCompile(`--server stringArray +a server: spec directory or spec JSON file \(repeat: at least two`).MatchString(stdout) || strings.Contains(stdout, "registry reference") {
 		t.Fatalf("exit %d, help %q", code, stdout)
+	}
+	for _, flag := range []string{"--registry", "--cache-dir"} {
+		if strings.Contains(stdout, flag) {
+			t.Errorf("synth compose help offers %s", flag)
+		}
+		if code, _, stderr := run(t, stamped, "synth", "compose", flag, "x", "--server", "a", "--server", "b"); code != ExitUsage || !strings.Contains(stderr, "unknown flag: "+flag) {
+			t.Errorf("synth compose %s: exit %d, stderr %q; want a usage error", flag, code, stderr)
+		}
+	}
+	for _, sub := range []string{"env", "validate", "tasks", "certify"} {
+		_, stdout, _ := run(t, stamped, "synth", sub, "--help")
+		if !regexp.MustCompile(`--registry string +module registry directory`).MatchString(stdout) || !strings.Contains(stdout, "--cache-dir string") {
+			t.Errorf("synth %s help lacks --registry or --cache-dir:\n%s", sub, stdout)
+		}
+	}
+	if code, _, stderr := run(t, stamped, "synth", "--registry", t.TempDir(), "certify"); code != ExitUsage || strings.Contains(stderr, "unknown flag") {
+		t.Errorf("synth --registry DIR certify: exit %d, stderr %q; want certify's own usage error", code, stderr)
 	}
 }
