@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/weft-dev/weft/core/config"
 	"github.com/weft-dev/weft/core/model"
@@ -403,6 +404,11 @@ func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string
 	if len(missing) > 0 {
 		return nil, "", fmt.Errorf("ids: no task %q", ts.IDs[missing[0]])
 	}
+	if srv != nil {
+		if err := checkCallTools(ctx, srv, out); err != nil {
+			return nil, "", err
+		}
+	}
 	prompt := ""
 	if ts.SystemPrompt != "" {
 		b, err := os.ReadFile(ts.SystemPrompt)
@@ -412,6 +418,38 @@ func loadTaskSet(ctx context.Context, ts config.TaskSet, names map[string]string
 		prompt = string(b)
 	}
 	return out, prompt, nil
+}
+
+// checkCallTools refuses, at load, a task whose call check names a tool
+// its group exposes only namespaced (verify.CheckCallTools), learning each
+// distinct group's exposed names from one session on srv.
+func checkCallTools(ctx context.Context, srv *megamcp.Server, ts []*task.Task) error {
+	groups := map[string][]string{}
+	for _, t := range ts {
+		key := strings.Join(t.Modules, "\x00")
+		names, ok := groups[key]
+		if !ok {
+			info, err := srv.Create(ctx, megamcp.CreateOptions{Modules: t.Modules})
+			if err != nil {
+				return fmt.Errorf("task %s: modules %v: %w", t.ID, t.Modules, err)
+			}
+			ss, err := srv.Session(info.ID)
+			if err == nil {
+				for _, gt := range ss.Group().Tools() {
+					names = append(names, gt.Name)
+				}
+			}
+			srv.Delete(ctx, info.ID, 0)
+			if err != nil {
+				return err
+			}
+			groups[key] = names
+		}
+		if err := verify.CheckCallTools(t, names); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func makePolicy(p config.Policy, getenv func(string) string) (Policy, error) {

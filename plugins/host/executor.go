@@ -110,6 +110,9 @@ type referenceRun struct {
 func (e *Executor) Execute(ctx context.Context, job rollout.Job, attempt int) (*rollout.Outcome, error) {
 	t := job.Task
 	ref, err := e.reference(ctx, t)
+	if errors.Is(err, verify.ErrBadTask) {
+		return nil, &rollout.InfraError{Component: failure.Task, Kind: failure.Failed, Message: err.Error()}
+	}
 	if err != nil {
 		return nil, &rollout.InfraError{Component: failure.Reference, Kind: failure.Failed, Message: err.Error(), Retryable: true}
 	}
@@ -485,8 +488,13 @@ func replay(ctx context.Context, srv *megamcp.Server, t *task.Task, r *reference
 		return err
 	}
 	r.modules = map[string]string{}
+	var names []string
 	for _, gt := range ss.Group().Tools() {
 		r.modules[gt.Name] = gt.Module
+		names = append(names, gt.Name)
+	}
+	if err := verify.CheckCallTools(t, names); err != nil {
+		return err
 	}
 	r.versions = map[string]*state.Version{}
 	v, err := srv.Current(ctx, info.ID)
