@@ -227,6 +227,11 @@ bytes.`,
 				if err != nil {
 					return err
 				}
+				// Before any server loads or file is written: the endpoint
+				// answers and serves the model (model.Client.Probe).
+				if _, err := c.Probe(ctx); err != nil {
+					return fmt.Errorf("--writer endpoint: %s does not serve model %q: %w", baseURL, modelName, err)
+				}
 				w = &tasks.ModelWriter{Model: c}
 			default:
 				return usageErrorf("--writer must be template or endpoint, got %q", writer)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/weft-dev/weft/core/model/modeltest"
 	"github.com/weft-dev/weft/core/synth/tasks"
 	"github.com/weft-dev/weft/core/task"
 )
@@ -157,5 +158,46 @@ func TestSynthTasksDeterministic(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%v wrote %s", c.args, out)
 		}
+	}
+}
+
+// --writer endpoint checks the endpoint before anything else: an endpoint
+// that does not answer, and one that does not serve the model, stop the
+// command with an error naming the base URL and the model, before any
+// generation request, and nothing is written.
+func TestSynthTasksEndpointPreflight(t *testing.T) {
+	gone := modeltest.NewServer(t)
+	goneURL := gone.URL()
+	gone.Close()
+	other := modeltest.NewServer(t, modeltest.WithModels("other"), modeltest.WithReplies(modeltest.Status(404, "model nope does not exist")))
+	for _, c := range []struct {
+		name, url, msg string
+		srv            *modeltest.Server
+	}{
+		{"unreachable", goneURL, "unavailable", nil},
+		{"bad model", other.URL(), "model nope does not exist", other},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "t.weft.json")
+			code, stdout, stderr := run(t, stamped, "synth", "tasks", "--server", walletServer, "--writer", "endpoint",
+				"--base-url", c.url, "--model", "nope", "--out", out)
+			want := `--writer endpoint: ` + c.url + ` does not serve model "nope"`
+			if code != ExitError || !strings.Contains(stderr, want) || !strings.Contains(stderr, c.msg) {
+				t.Fatalf("exit %d, stderr %q; want %d with %q and %q", code, stderr, ExitError, want, c.msg)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q", stdout)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("wrote %v", ents)
+			}
+			if c.srv != nil {
+				// GET /models and the one-token probe; no writer request.
+				if n := len(c.srv.Requests()); n != 1 {
+					t.Errorf("%d chat requests, want the probe's 1", n)
+				}
+			}
+		})
 	}
 }
