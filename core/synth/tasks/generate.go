@@ -214,6 +214,7 @@ func (s *schema) typ() string {
 
 type genTool struct {
 	name   string // as the Env routes it
+	server string // the server (module) it belongs to
 	spec   spec.Tool
 	schema *schema
 	anchor string // the first required *_id argument ("" none)
@@ -261,7 +262,7 @@ func Generate(ctx context.Context, env *Env, servers []*spec.Server, opts GenOpt
 			if _, ok := env.route[name]; !ok {
 				return nil, fmt.Errorf("tasks: server %s tool %s is not in the environment", s.Name, t.Name)
 			}
-			gt := &genTool{name: name, spec: t, schema: &schema{}}
+			gt := &genTool{name: name, server: s.Name, spec: t, schema: &schema{}}
 			if len(t.InputSchema) > 0 {
 				if err := json.Unmarshal(t.InputSchema, gt.schema); err != nil {
 					return nil, fmt.Errorf("tasks: server %s tool %s: input schema: %w", s.Name, t.Name, err)
@@ -516,8 +517,11 @@ func (g *generator) candidate(gt *genTool, rng *rand.Rand) *task.Task {
 }
 
 // feeding returns the read calls that feed a write's arguments: read tools
-// (by name) whose required arguments are all bound scalars of args and
-// whose declared reads overlap the write's tables; at most two.
+// of the write's own server (by name) whose required arguments are all
+// bound scalars of args and whose declared reads overlap the write's
+// tables; at most two. Table names are the server's own: in a group
+// another server's "users" is another table (namespaced), and its reads
+// would look up this server's ids there and fail.
 func (g *generator) feeding(w *genTool, args map[string]any) []task.Call {
 	tables := map[string]bool{}
 	for _, t := range append(append([]string{}, w.spec.Reads...), w.spec.Writes...) {
@@ -525,7 +529,7 @@ func (g *generator) feeding(w *genTool, args map[string]any) []task.Call {
 	}
 	var out []task.Call
 	for _, r := range g.tools {
-		if !r.spec.ReadOnly || len(r.schema.Required) == 0 || r.anchor == "" {
+		if r.server != w.server || !r.spec.ReadOnly || len(r.schema.Required) == 0 || r.anchor == "" {
 			continue
 		}
 		overlap := len(r.spec.Reads) == 0
