@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/core/state"
-	"github.com/weft-dev/weft/sdk/spec"
 )
 
 // TestGroupBindingsStayInModule: generated over a tau2 retail + airline
@@ -17,19 +15,7 @@ import (
 // the entity index used to sample anchors and ids across all tables.
 func TestGroupBindingsStayInModule(t *testing.T) {
 	ctx := context.Background()
-	var servers []*spec.Server
-	for _, d := range []string{retailSpec, airlineSpec} {
-		s, err := spec.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
-	env, err := SpecEnv(ctx, module.Config{}, servers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Store.Close()
+	env, servers := retailAirlineEnv(t)
 	users := map[string]map[string]bool{}
 	for mod, table := range map[string]string{"tau2-retail": "tau2_retail__users", "airline": "airline__users"} {
 		users[mod] = map[string]bool{}

@@ -19,19 +19,7 @@ import (
 // changes only its own tables.
 func TestClashingGroupKeepsOwnTables(t *testing.T) {
 	ctx := context.Background()
-	var servers []*spec.Server
-	for _, d := range []string{retailSpec, airlineSpec} {
-		s, err := spec.Load(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
-	env, err := SpecEnv(ctx, module.Config{}, servers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Store.Close()
+	env, _ := retailAirlineEnv(t)
 	if !env.Tables.Namespaced() || !cmp.Equal(env.Tables.Namespaces, []string{"tau2_retail", "airline"}) {
 		t.Fatalf("namespaces %v", env.Tables.Namespaces)
 	}
@@ -64,6 +52,26 @@ func TestClashingGroupKeepsOwnTables(t *testing.T) {
 	if !cmp.Equal(tables, []string{"airline__payment_methods"}) {
 		t.Fatalf("changed tables %v, want only airline__payment_methods", tables)
 	}
+}
+
+// retailAirlineEnv is the Env of the tau2 retail and airline specs in one
+// group (closed at cleanup) and the two servers.
+func retailAirlineEnv(t *testing.T) (*Env, []*spec.Server) {
+	t.Helper()
+	var servers []*spec.Server
+	for _, d := range []string{retailSpec, airlineSpec} {
+		s, err := spec.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	env, err := SpecEnv(context.Background(), module.Config{}, servers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Store.Close() })
+	return env, servers
 }
 
 // TestTableNamespacesBadInput: module names that give no namespace or
