@@ -110,7 +110,7 @@ func Check(c task.Check) (*pb.Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.Check{Kind: k, Sql: c.SQL, Tool: c.Tool, Compare: names(c.Compare), Text: c.Text, Path: c.Path, Note: c.Note}
+	out := &pb.Check{Kind: k, Sql: c.SQL, Tool: c.Tool, Compare: names(c.Compare), Text: c.Text, Path: c.Path, Note: c.Note, Overwritten: c.Overwritten}
 	if out.Arguments, err = plugin.JSONValue(c.Arguments); err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
@@ -137,7 +137,8 @@ func Check(c task.Check) (*pb.Check, error) {
 
 // FromCheck converts a check back (Arguments and Expect as compact JSON).
 func FromCheck(c *pb.Check) (task.Check, error) {
-	out := task.Check{Kind: FromCheckKind(c.GetKind()), SQL: c.GetSql(), Tool: c.GetTool(), Compare: fromNames(c.GetCompare()), Text: c.GetText(), Path: c.GetPath(), Note: c.GetNote()}
+	out := task.Check{Kind: FromCheckKind(c.GetKind()), SQL: c.GetSql(), Tool: c.GetTool(), Compare: fromNames(c.GetCompare()), Text: c.GetText(), Path: c.GetPath(), Note: c.GetNote(),
+		Overwritten: c.GetOverwritten()}
 	var err error
 	if out.Arguments, err = plugin.ValueJSON(c.GetArguments()); err != nil {
 		return out, err

@@ -25,7 +25,7 @@ func TestTaskRoundTrip(t *testing.T) {
 				{Tool: "cancel", Arguments: json.RawMessage(`{"order_id":"#W1","reason":"no longer needed"}`), Compare: []string{}},
 				{Tool: "cancel2", Arguments: json.RawMessage(`{"a":1}`), Compare: []string{"a"}},
 			},
-			Checks: []task.Check{{Kind: task.CheckChangedRows, Note: "n"}},
+			Checks: []task.Check{{Kind: task.CheckChangedRows, Note: "n"}, {Kind: task.CheckChangedRows, Overwritten: task.OverwrittenLast}},
 			Rubric: []task.RubricItem{{ID: "r", Criterion: "polite", Weight: 2}}},
 			{ID: "a2", Request: "then", After: []string{"a1"}, Checks: []task.Check{
 				{Kind: task.CheckSQL, SQL: "SELECT 1", Expect: json.RawMessage(`[[1,"x"],[2.5,null]]`)},

@@ -289,3 +289,36 @@ func TestDecodeTypedCheckpoints(t *testing.T) {
 		t.Errorf("Decode: %v (-want +got):\n%s", err, d)
 	}
 }
+
+// TestPluginOverwrittenLast: a changed_rows check with Overwritten "last"
+// crosses the wire, so the plugin scores it as the in-process verifier
+// does. Only the cancel is done: the order's status, which the refund
+// overwrites, is left to the refund's checkpoint under "last" (cancel
+// passes) and checked against the reference's final "refunded" otherwise
+// (cancel fails).
+func TestPluginOverwrittenLast(t *testing.T) {
+	f := newFixture(t)
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	ev := f.evidence(t, steps[0]...)
+	for _, tc := range []struct {
+		overwritten string
+		cancel      float64
+	}{{task.OverwrittenLast, 1}, {"", 0}, {task.OverwrittenReference, 0}} {
+		tk := testTask()
+		tk.Atomic[0].Checks[0].Overwritten = tc.overwritten
+		want, err := verify.Verify(context.Background(), verify.Input{Task: tk, Ledger: ledger(), Messages: exec.Messages(trajectory())}, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := exec.Decode(runPlugin(t, conn, tk, ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("overwritten %q: plugin result differs from in-process (-want +got):\n%s", tc.overwritten, d)
+		}
+		if s := got.Checkpoints[0].Score; s != tc.cancel {
+			t.Errorf("overwritten %q: cancel r_k = %v, want %v", tc.overwritten, s, tc.cancel)
+		}
+	}
+}

@@ -1814,7 +1814,12 @@ type Check struct {
 	Path string `protobuf:"bytes,10,opt,name=path,proto3" json:"path,omitempty"`
 	// The task file gave "expect" (sql): distinguishes an expected empty
 	// result from none given.
-	HasExpect     bool `protobuf:"varint,11,opt,name=has_expect,json=hasExpect,proto3" json:"has_expect,omitempty"`
+	HasExpect bool `protobuf:"varint,11,opt,name=has_expect,json=hasExpect,proto3" json:"has_expect,omitempty"`
+	// changed_rows: how a value a later atomic task's reference changes
+	// again is checked: "" or "reference" against the reference's final
+	// state, "last" only by the last atomic task that changes it
+	// (task.Check.Overwritten).
+	Overwritten   string `protobuf:"bytes,12,opt,name=overwritten,proto3" json:"overwritten,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1924,6 +1929,13 @@ func (x *Check) GetHasExpect() bool {
 		return x.HasExpect
 	}
 	return false
+}
+
+func (x *Check) GetOverwritten() string {
+	if x != nil {
+		return x.Overwritten
+	}
+	return ""
 }
 
 // A criterion a judge model scores in [0, 1], reported beside R.
@@ -5058,7 +5070,7 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\rReferenceCall\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x123\n" +
 	"\targuments\x18\x02 \x01(\v2\x15.weft.plugin.v2.ValueR\targuments\x127\n" +
-	"\acompare\x18\x03 \x01(\v2\x1d.weft.plugin.v2.ArgumentNamesR\acompare\"\xf2\x02\n" +
+	"\acompare\x18\x03 \x01(\v2\x1d.weft.plugin.v2.ArgumentNamesR\acompare\"\x94\x03\n" +
 	"\x05Check\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.weft.plugin.v2.CheckKindR\x04kind\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\rR\aversion\x12\x10\n" +
@@ -5072,7 +5084,8 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x04path\x18\n" +
 	" \x01(\tR\x04path\x12\x1d\n" +
 	"\n" +
-	"has_expect\x18\v \x01(\bR\thasExpect\"R\n" +
+	"has_expect\x18\v \x01(\bR\thasExpect\x12 \n" +
+	"\voverwritten\x18\f \x01(\tR\voverwritten\"R\n" +
 	"\n" +
 	"RubricItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
