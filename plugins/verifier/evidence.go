@@ -66,6 +66,28 @@ func (r remoteEvidence) Query(ctx context.Context, version, sql string) ([]strin
 	return resp.GetColumns(), rows, nil
 }
 
+// ReadFile implements verify.FileEvidence over the State service's
+// ReadFile.
+func (r remoteEvidence) ReadFile(ctx context.Context, version, path string) ([]byte, bool, error) {
+	var resp plugin.ReadFileResponse
+	if err := r.s.ReadFile(ctx, &plugin.ReadFileRequest{Version: version, Path: path}, &resp); err != nil {
+		return nil, false, remoteErr(err)
+	}
+	if !resp.GetFound() {
+		return nil, false, nil
+	}
+	return resp.GetData(), true, nil
+}
+
+// Exists implements verify.FileEvidence over the State service's ReadFile.
+func (r remoteEvidence) Exists(ctx context.Context, version, path string) (bool, error) {
+	var resp plugin.ReadFileResponse
+	if err := r.s.ReadFile(ctx, &plugin.ReadFileRequest{Version: version, Path: path}, &resp); err != nil {
+		return false, remoteErr(err)
+	}
+	return resp.GetExists(), nil
+}
+
 // EvidenceState returns the host-side State service over ev (typically
 // verify.NewStateEvidence of the episode's versions), to offer a verifier
 // or attributor plugin as HostSet.StateService. Rows and changes cross as
@@ -118,5 +140,27 @@ func (e evidenceState) Diff(ctx context.Context, req *plugin.DiffRequest, resp *
 		return fmt.Errorf("encode changes: %w", err)
 	}
 	resp.Changes = pc
+	return nil
+}
+
+// ReadFile reads req.Path of req.Version when ev is a verify.FileEvidence
+// (verify.NewStateEvidence is); otherwise it is a HostError "unavailable".
+func (e evidenceState) ReadFile(ctx context.Context, req *plugin.ReadFileRequest, resp *plugin.ReadFileResponse) error {
+	fe, ok := e.ev.(verify.FileEvidence)
+	if !ok {
+		return &plugin.HostError{Service: failure.State, Kind: failure.Unavailable, Message: "this host's evidence has no workspace files"}
+	}
+	data, found, err := fe.ReadFile(ctx, req.GetVersion(), req.GetPath())
+	if err != nil {
+		return stateErr(err)
+	}
+	resp.Found, resp.Data = found, data
+	if found {
+		resp.Exists = true
+		return nil
+	}
+	if resp.Exists, err = fe.Exists(ctx, req.GetVersion(), req.GetPath()); err != nil {
+		return stateErr(err)
+	}
 	return nil
 }

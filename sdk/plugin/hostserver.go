@@ -241,6 +241,18 @@ func (s stateService) Diff(ctx context.Context, req *DiffRequest) (*DiffResponse
 	return resp, nil
 }
 
+func (s stateService) ReadFile(ctx context.Context, req *ReadFileRequest) (*ReadFileResponse, error) {
+	host, err := s.h.lookup(failure.State, req.GetEpisodeId())
+	if err != nil {
+		return nil, err
+	}
+	resp := new(ReadFileResponse)
+	if err := host.State().ReadFile(ctx, req, resp); err != nil {
+		return nil, serviceErrorStatus(failure.State, err)
+	}
+	return resp, nil
+}
+
 var (
 	_ pluginpb.ModelServer = modelService{}
 	_ pluginpb.EnvServer   = envService{}

@@ -77,6 +77,9 @@ func (u unavailable) Hash(context.Context, *HashRequest, *HashResponse) error {
 func (u unavailable) Diff(context.Context, *DiffRequest, *DiffResponse) error {
 	return u.err()
 }
+func (u unavailable) ReadFile(context.Context, *ReadFileRequest, *ReadFileResponse) error {
+	return u.err()
+}
 
 // ModelFunc is a Model made of a function.
 type ModelFunc func(ctx context.Context, req *GenerateRequest, resp *GenerateResponse) error
@@ -117,8 +120,9 @@ func (f UserFunc) Next(ctx context.Context, req *UserRequest, resp *UserResponse
 	return f(ctx, req, resp)
 }
 
-// StateFunc is a State made of a query function; its Hash and Diff return
-// a *HostError with Kind "unavailable" (use StateFuncs for all three).
+// StateFunc is a State made of a query function; its Hash, Diff and
+// ReadFile return a *HostError with Kind "unavailable" (use StateFuncs for
+// all four).
 type StateFunc func(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
 
 // Query calls f.
@@ -136,12 +140,18 @@ func (f StateFunc) Diff(context.Context, *DiffRequest, *DiffResponse) error {
 	return unavailable{failure.State}.err()
 }
 
+// ReadFile returns a *HostError with Kind "unavailable".
+func (f StateFunc) ReadFile(context.Context, *ReadFileRequest, *ReadFileResponse) error {
+	return unavailable{failure.State}.err()
+}
+
 // StateFuncs is a State made of functions; a nil function returns a
 // *HostError with Kind "unavailable".
 type StateFuncs struct {
 	OnQuery func(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
 	OnHash  func(ctx context.Context, req *HashRequest, resp *HashResponse) error
 	OnDiff  func(ctx context.Context, req *DiffRequest, resp *DiffResponse) error
+	OnRead  func(ctx context.Context, req *ReadFileRequest, resp *ReadFileResponse) error
 }
 
 // Query calls s.OnQuery.
@@ -166,6 +176,14 @@ func (s StateFuncs) Diff(ctx context.Context, req *DiffRequest, resp *DiffRespon
 		return unavailable{failure.State}.err()
 	}
 	return s.OnDiff(ctx, req, resp)
+}
+
+// ReadFile calls s.OnRead.
+func (s StateFuncs) ReadFile(ctx context.Context, req *ReadFileRequest, resp *ReadFileResponse) error {
+	if s.OnRead == nil {
+		return unavailable{failure.State}.err()
+	}
+	return s.OnRead(ctx, req, resp)
 }
 
 var (

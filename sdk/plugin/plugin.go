@@ -46,6 +46,8 @@ type (
 	HashResponse       = pluginpb.HashResponse
 	DiffRequest        = pluginpb.DiffRequest
 	DiffResponse       = pluginpb.DiffResponse
+	ReadFileRequest    = pluginpb.ReadFileRequest
+	ReadFileResponse   = pluginpb.ReadFileResponse
 	DescribeRequest    = pluginpb.DescribeRequest
 	DescribeResponse   = pluginpb.DescribeResponse
 	RunEpisodeRequest  = pluginpb.RunEpisodeRequest
@@ -192,10 +194,13 @@ type User interface {
 // Query runs a read-only SQL statement on a version (rows of typed
 // values). Hash returns a version's content hash (64 lower-case hex
 // digits). Diff returns the row-level changes from one version to another
-// (typed Changes). A version the host does not have is a
-// *HostError with Kind failure.NoSuchVersion ("no_such_version").
+// (typed Changes). ReadFile reads a workspace file of a version: Found
+// and Data when a file is at the path, Exists when any entry (file or
+// directory) is. A version the host does not have is a *HostError with
+// Kind failure.NoSuchVersion ("no_such_version").
 type State interface {
 	Query(ctx context.Context, req *QueryRequest, resp *QueryResponse) error
 	Hash(ctx context.Context, req *HashRequest, resp *HashResponse) error
 	Diff(ctx context.Context, req *DiffRequest, resp *DiffResponse) error
+	ReadFile(ctx context.Context, req *ReadFileRequest, resp *ReadFileResponse) error
 }

@@ -225,6 +225,14 @@ func (s *remoteState) Diff(ctx context.Context, req *DiffRequest, resp *DiffResp
 	return nil
 }
 
+func (s *remoteState) ReadFile(ctx context.Context, req *ReadFileRequest, resp *ReadFileResponse) error {
+	req.EpisodeId = s.ep
+	if err := s.conn.Invoke(ctx, pluginpb.State_ReadFile_FullMethodName, req, resp); err != nil {
+		return hostCallError(ctx, failure.State, err)
+	}
+	return nil
+}
+
 // Server adapters: pluginpb servers calling the Go interfaces. Each kind's
 // methods are one line over describe and episodeCall, the only two shapes
 // a plugin method has.

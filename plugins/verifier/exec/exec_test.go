@@ -7,6 +7,7 @@ import (
 	"github.com/weft-dev/weft/plugins/internal/wire"
 	"github.com/weft-dev/weft/sdk/failure"
 	pluginpb "github.com/weft-dev/weft/sdk/plugin/pluginpb/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -290,6 +291,24 @@ func TestDecodeTypedCheckpoints(t *testing.T) {
 	}
 }
 
+// sameBothWays verifies tk over ev in process and through the plugin,
+// fails the test when the results differ, and returns the plugin's.
+func sameBothWays(t *testing.T, conn *plugintest.Conn, tk *task.Task, ev verify.Evidence) *verify.Result {
+	t.Helper()
+	want, err := verify.Verify(context.Background(), verify.Input{Task: tk, Ledger: ledger(), Messages: exec.Messages(trajectory())}, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Decode(runPlugin(t, conn, tk, ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("task %s: plugin result differs from in-process (-want +got):\n%s", tk.ID, d)
+	}
+	return got
+}
+
 // TestPluginOverwrittenLast: a changed_rows check with Overwritten "last"
 // crosses the wire, so the plugin scores it as the in-process verifier
 // does. Only the cancel is done: the order's status, which the refund
@@ -306,19 +325,45 @@ func TestPluginOverwrittenLast(t *testing.T) {
 	}{{task.OverwrittenLast, 1}, {"", 0}, {task.OverwrittenReference, 0}} {
 		tk := testTask()
 		tk.Atomic[0].Checks[0].Overwritten = tc.overwritten
-		want, err := verify.Verify(context.Background(), verify.Input{Task: tk, Ledger: ledger(), Messages: exec.Messages(trajectory())}, ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := exec.Decode(runPlugin(t, conn, tk, ev))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("overwritten %q: plugin result differs from in-process (-want +got):\n%s", tc.overwritten, d)
-		}
+		got := sameBothWays(t, conn, tk, ev)
 		if s := got.Checkpoints[0].Score; s != tc.cancel {
 			t.Errorf("overwritten %q: cancel r_k = %v, want %v", tc.overwritten, s, tc.cancel)
 		}
+	}
+}
+
+// TestPluginFileChecks: file_equal, file_contains and file_absent read the
+// episode's workspace files through the State service's ReadFile, so the
+// plugin scores them as the in-process verifier does (before, the remote
+// evidence had no files and every file check was an evidence error).
+func TestPluginFileChecks(t *testing.T) {
+	f := newFixture(t)
+	conn := plugintest.Connect(t, &plugin.ServeConfig{Verifier: exec.Verifier{}})
+	final, err := f.initial.WithFiles([]state.File{{Path: "docs/report.txt", Data: []byte("total: 42\n")}, {Path: "tmp", Dir: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := verify.NewStateEvidence(map[string]*state.Version{verify.Initial: f.initial, verify.Final: final})
+	checks := []task.Check{
+		{Kind: task.CheckFileEqual, Path: "docs/report.txt", Text: "total: 42\n"},
+		{Kind: task.CheckFileEqual, Path: "tmp", Text: ""},
+		{Kind: task.CheckFileContains, Path: "docs/report.txt", Text: "43"},
+		{Kind: task.CheckFileAbsent, Path: "old.txt"},
+		{Kind: task.CheckFileAbsent, Path: "tmp"},
+	}
+	tk := &task.Task{ID: "files", Checks: checks}
+	got := sameBothWays(t, conn, tk, ev)
+	var passed []bool
+	for _, c := range got.Checkpoints[0].Checks {
+		passed = append(passed, c.Passed)
+	}
+	if d := cmp.Diff([]bool{true, false, false, true, false}, passed); d != "" {
+		t.Errorf("file checks passed (-want +got):\n%s", d)
+	}
+	// A version the host does not have is the verifier's evidence failure.
+	tk.Checks = []task.Check{{Kind: task.CheckFileAbsent, Path: "a"}}
+	noFinal := verify.NewStateEvidence(map[string]*state.Version{verify.Initial: f.initial})
+	if resp := runPlugin(t, conn, tk, noFinal); resp.GetFailure() == nil || !strings.Contains(resp.GetFailure().GetMessage(), "final") {
+		t.Errorf("missing final version: failure %v, want one naming final", resp.GetFailure())
 	}
 }

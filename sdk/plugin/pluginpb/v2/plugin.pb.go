@@ -3665,6 +3665,129 @@ func (x *DiffResponse) GetChanges() *Changes {
 	return nil
 }
 
+type ReadFileRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	EpisodeId string                 `protobuf:"bytes,1,opt,name=episode_id,json=episodeId,proto3" json:"episode_id,omitempty"`
+	Version   string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The workspace path, io/fs form ("docs/report.txt").
+	Path          string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileRequest) Reset() {
+	*x = ReadFileRequest{}
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileRequest) ProtoMessage() {}
+
+func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
+func (*ReadFileRequest) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ReadFileRequest) GetEpisodeId() string {
+	if x != nil {
+		return x.EpisodeId
+	}
+	return ""
+}
+
+func (x *ReadFileRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *ReadFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ReadFileResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// found: a file is at path; data is then its content.
+	Found bool   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Data  []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// exists: any entry (file or directory) is at path.
+	Exists        bool `protobuf:"varint,3,opt,name=exists,proto3" json:"exists,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadFileResponse) Reset() {
+	*x = ReadFileResponse{}
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadFileResponse) ProtoMessage() {}
+
+func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
+func (*ReadFileResponse) Descriptor() ([]byte, []int) {
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ReadFileResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *ReadFileResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ReadFileResponse) GetExists() bool {
+	if x != nil {
+		return x.Exists
+	}
+	return false
+}
+
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3673,7 +3796,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3685,7 +3808,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[42]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3698,7 +3821,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{42}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 type DescribeResponse struct {
@@ -3717,7 +3840,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3729,7 +3852,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[43]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3742,7 +3865,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{43}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DescribeResponse) GetName() string {
@@ -3808,7 +3931,7 @@ type RunEpisodeRequest struct {
 
 func (x *RunEpisodeRequest) Reset() {
 	*x = RunEpisodeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3820,7 +3943,7 @@ func (x *RunEpisodeRequest) String() string {
 func (*RunEpisodeRequest) ProtoMessage() {}
 
 func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[44]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3833,7 +3956,7 @@ func (x *RunEpisodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeRequest.ProtoReflect.Descriptor instead.
 func (*RunEpisodeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{44}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RunEpisodeRequest) GetEpisodeId() string {
@@ -3910,7 +4033,7 @@ type UnsolvedAnswers struct {
 
 func (x *UnsolvedAnswers) Reset() {
 	*x = UnsolvedAnswers{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +4045,7 @@ func (x *UnsolvedAnswers) String() string {
 func (*UnsolvedAnswers) ProtoMessage() {}
 
 func (x *UnsolvedAnswers) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[45]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3935,7 +4058,7 @@ func (x *UnsolvedAnswers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnsolvedAnswers.ProtoReflect.Descriptor instead.
 func (*UnsolvedAnswers) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{45}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UnsolvedAnswers) GetAnswers() []string {
@@ -3971,7 +4094,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3983,7 +4106,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[46]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3996,7 +4119,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{46}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Turn) GetIndex() int32 {
@@ -4077,7 +4200,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4089,7 +4212,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[47]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4102,7 +4225,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{47}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -4157,7 +4280,7 @@ type Trajectory struct {
 
 func (x *Trajectory) Reset() {
 	*x = Trajectory{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4292,7 @@ func (x *Trajectory) String() string {
 func (*Trajectory) ProtoMessage() {}
 
 func (x *Trajectory) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[48]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4305,7 @@ func (x *Trajectory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trajectory.ProtoReflect.Descriptor instead.
 func (*Trajectory) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{48}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Trajectory) GetMessages() []*Message {
@@ -4232,7 +4355,7 @@ type RunEpisodeResponse struct {
 
 func (x *RunEpisodeResponse) Reset() {
 	*x = RunEpisodeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4244,7 +4367,7 @@ func (x *RunEpisodeResponse) String() string {
 func (*RunEpisodeResponse) ProtoMessage() {}
 
 func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[49]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4257,7 +4380,7 @@ func (x *RunEpisodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEpisodeResponse.ProtoReflect.Descriptor instead.
 func (*RunEpisodeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{49}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RunEpisodeResponse) GetTrajectory() *Trajectory {
@@ -4292,7 +4415,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4304,7 +4427,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[50]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4317,7 +4440,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{50}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *VerifyRequest) GetEpisodeId() string {
@@ -4387,7 +4510,7 @@ type CheckResult struct {
 
 func (x *CheckResult) Reset() {
 	*x = CheckResult{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4399,7 +4522,7 @@ func (x *CheckResult) String() string {
 func (*CheckResult) ProtoMessage() {}
 
 func (x *CheckResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[51]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4412,7 +4535,7 @@ func (x *CheckResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResult.ProtoReflect.Descriptor instead.
 func (*CheckResult) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{51}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CheckResult) GetKind() CheckKind {
@@ -4464,7 +4587,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4476,7 +4599,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[52]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4489,7 +4612,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{52}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Checkpoint) GetName() string {
@@ -4524,7 +4647,7 @@ type StepUnsolved struct {
 
 func (x *StepUnsolved) Reset() {
 	*x = StepUnsolved{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4536,7 +4659,7 @@ func (x *StepUnsolved) String() string {
 func (*StepUnsolved) ProtoMessage() {}
 
 func (x *StepUnsolved) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[53]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4549,7 +4672,7 @@ func (x *StepUnsolved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepUnsolved.ProtoReflect.Descriptor instead.
 func (*StepUnsolved) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{53}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *StepUnsolved) GetTurnIndex() int32 {
@@ -4580,7 +4703,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4592,7 +4715,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[54]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4605,7 +4728,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{54}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *VerifyResponse) GetCheckpoints() []*Checkpoint {
@@ -4654,7 +4777,7 @@ type ReferenceReplayCall struct {
 
 func (x *ReferenceReplayCall) Reset() {
 	*x = ReferenceReplayCall{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4666,7 +4789,7 @@ func (x *ReferenceReplayCall) String() string {
 func (*ReferenceReplayCall) ProtoMessage() {}
 
 func (x *ReferenceReplayCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[55]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4679,7 +4802,7 @@ func (x *ReferenceReplayCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReferenceReplayCall.ProtoReflect.Descriptor instead.
 func (*ReferenceReplayCall) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{55}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ReferenceReplayCall) GetAtomic() string {
@@ -4751,7 +4874,7 @@ type AttributeRequest struct {
 
 func (x *AttributeRequest) Reset() {
 	*x = AttributeRequest{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4763,7 +4886,7 @@ func (x *AttributeRequest) String() string {
 func (*AttributeRequest) ProtoMessage() {}
 
 func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[56]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4776,7 +4899,7 @@ func (x *AttributeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeRequest.ProtoReflect.Descriptor instead.
 func (*AttributeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{56}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AttributeRequest) GetEpisodeId() string {
@@ -4864,7 +4987,7 @@ type Attribution struct {
 
 func (x *Attribution) Reset() {
 	*x = Attribution{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4876,7 +4999,7 @@ func (x *Attribution) String() string {
 func (*Attribution) ProtoMessage() {}
 
 func (x *Attribution) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[57]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4889,7 +5012,7 @@ func (x *Attribution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribution.ProtoReflect.Descriptor instead.
 func (*Attribution) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{57}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Attribution) GetCheckpoint() string {
@@ -4930,7 +5053,7 @@ type AttributeResponse struct {
 
 func (x *AttributeResponse) Reset() {
 	*x = AttributeResponse{}
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4942,7 +5065,7 @@ func (x *AttributeResponse) String() string {
 func (*AttributeResponse) ProtoMessage() {}
 
 func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[58]
+	mi := &file_weft_plugin_v2_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4955,7 +5078,7 @@ func (x *AttributeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeResponse.ProtoReflect.Descriptor instead.
 func (*AttributeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{58}
+	return file_weft_plugin_v2_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AttributeResponse) GetAttributions() []*Attribution {
@@ -5221,7 +5344,16 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\tR\x02to\"A\n" +
 	"\fDiffResponse\x121\n" +
-	"\achanges\x18\x01 \x01(\v2\x17.weft.plugin.v2.ChangesR\achanges\"\x11\n" +
+	"\achanges\x18\x01 \x01(\v2\x17.weft.plugin.v2.ChangesR\achanges\"^\n" +
+	"\x0fReadFileRequest\x12\x1d\n" +
+	"\n" +
+	"episode_id\x18\x01 \x01(\tR\tepisodeId\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"T\n" +
+	"\x10ReadFileResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x16\n" +
+	"\x06exists\x18\x03 \x01(\bR\x06exists\"\x11\n" +
 	"\x0fDescribeRequest\"\xda\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -5443,11 +5575,12 @@ const file_weft_plugin_v2_plugin_proto_rawDesc = "" +
 	"\tListTools\x12 .weft.plugin.v2.ListToolsRequest\x1a!.weft.plugin.v2.ListToolsResponse\x12M\n" +
 	"\bCallTool\x12\x1f.weft.plugin.v2.CallToolRequest\x1a .weft.plugin.v2.CallToolResponse2I\n" +
 	"\x04User\x12A\n" +
-	"\x04Next\x12\x1b.weft.plugin.v2.UserRequest\x1a\x1c.weft.plugin.v2.UserResponse2\xd3\x01\n" +
+	"\x04Next\x12\x1b.weft.plugin.v2.UserRequest\x1a\x1c.weft.plugin.v2.UserResponse2\xa2\x02\n" +
 	"\x05State\x12D\n" +
 	"\x05Query\x12\x1c.weft.plugin.v2.QueryRequest\x1a\x1d.weft.plugin.v2.QueryResponse\x12A\n" +
 	"\x04Hash\x12\x1b.weft.plugin.v2.HashRequest\x1a\x1c.weft.plugin.v2.HashResponse\x12A\n" +
-	"\x04Diff\x12\x1b.weft.plugin.v2.DiffRequest\x1a\x1c.weft.plugin.v2.DiffResponse2\xad\x01\n" +
+	"\x04Diff\x12\x1b.weft.plugin.v2.DiffRequest\x1a\x1c.weft.plugin.v2.DiffResponse\x12M\n" +
+	"\bReadFile\x12\x1f.weft.plugin.v2.ReadFileRequest\x1a .weft.plugin.v2.ReadFileResponse2\xad\x01\n" +
 	"\aHarness\x12M\n" +
 	"\bDescribe\x12\x1f.weft.plugin.v2.DescribeRequest\x1a .weft.plugin.v2.DescribeResponse\x12S\n" +
 	"\n" +
@@ -5473,7 +5606,7 @@ func file_weft_plugin_v2_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_plugin_v2_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_weft_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_weft_plugin_v2_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_weft_plugin_v2_plugin_proto_goTypes = []any{
 	(Component)(0),              // 0: weft.plugin.v2.Component
 	(FailureKind)(0),            // 1: weft.plugin.v2.FailureKind
@@ -5524,27 +5657,29 @@ var file_weft_plugin_v2_plugin_proto_goTypes = []any{
 	(*HashResponse)(nil),        // 46: weft.plugin.v2.HashResponse
 	(*DiffRequest)(nil),         // 47: weft.plugin.v2.DiffRequest
 	(*DiffResponse)(nil),        // 48: weft.plugin.v2.DiffResponse
-	(*DescribeRequest)(nil),     // 49: weft.plugin.v2.DescribeRequest
-	(*DescribeResponse)(nil),    // 50: weft.plugin.v2.DescribeResponse
-	(*RunEpisodeRequest)(nil),   // 51: weft.plugin.v2.RunEpisodeRequest
-	(*UnsolvedAnswers)(nil),     // 52: weft.plugin.v2.UnsolvedAnswers
-	(*Turn)(nil),                // 53: weft.plugin.v2.Turn
-	(*ToolResult)(nil),          // 54: weft.plugin.v2.ToolResult
-	(*Trajectory)(nil),          // 55: weft.plugin.v2.Trajectory
-	(*RunEpisodeResponse)(nil),  // 56: weft.plugin.v2.RunEpisodeResponse
-	(*VerifyRequest)(nil),       // 57: weft.plugin.v2.VerifyRequest
-	(*CheckResult)(nil),         // 58: weft.plugin.v2.CheckResult
-	(*Checkpoint)(nil),          // 59: weft.plugin.v2.Checkpoint
-	(*StepUnsolved)(nil),        // 60: weft.plugin.v2.StepUnsolved
-	(*VerifyResponse)(nil),      // 61: weft.plugin.v2.VerifyResponse
-	(*ReferenceReplayCall)(nil), // 62: weft.plugin.v2.ReferenceReplayCall
-	(*AttributeRequest)(nil),    // 63: weft.plugin.v2.AttributeRequest
-	(*Attribution)(nil),         // 64: weft.plugin.v2.Attribution
-	(*AttributeResponse)(nil),   // 65: weft.plugin.v2.AttributeResponse
-	nil,                         // 66: weft.plugin.v2.AtomicTask.BindingsEntry
-	nil,                         // 67: weft.plugin.v2.Turn.UnsolvedSetEntry
-	nil,                         // 68: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
-	nil,                         // 69: weft.plugin.v2.AttributeRequest.ModulesEntry
+	(*ReadFileRequest)(nil),     // 49: weft.plugin.v2.ReadFileRequest
+	(*ReadFileResponse)(nil),    // 50: weft.plugin.v2.ReadFileResponse
+	(*DescribeRequest)(nil),     // 51: weft.plugin.v2.DescribeRequest
+	(*DescribeResponse)(nil),    // 52: weft.plugin.v2.DescribeResponse
+	(*RunEpisodeRequest)(nil),   // 53: weft.plugin.v2.RunEpisodeRequest
+	(*UnsolvedAnswers)(nil),     // 54: weft.plugin.v2.UnsolvedAnswers
+	(*Turn)(nil),                // 55: weft.plugin.v2.Turn
+	(*ToolResult)(nil),          // 56: weft.plugin.v2.ToolResult
+	(*Trajectory)(nil),          // 57: weft.plugin.v2.Trajectory
+	(*RunEpisodeResponse)(nil),  // 58: weft.plugin.v2.RunEpisodeResponse
+	(*VerifyRequest)(nil),       // 59: weft.plugin.v2.VerifyRequest
+	(*CheckResult)(nil),         // 60: weft.plugin.v2.CheckResult
+	(*Checkpoint)(nil),          // 61: weft.plugin.v2.Checkpoint
+	(*StepUnsolved)(nil),        // 62: weft.plugin.v2.StepUnsolved
+	(*VerifyResponse)(nil),      // 63: weft.plugin.v2.VerifyResponse
+	(*ReferenceReplayCall)(nil), // 64: weft.plugin.v2.ReferenceReplayCall
+	(*AttributeRequest)(nil),    // 65: weft.plugin.v2.AttributeRequest
+	(*Attribution)(nil),         // 66: weft.plugin.v2.Attribution
+	(*AttributeResponse)(nil),   // 67: weft.plugin.v2.AttributeResponse
+	nil,                         // 68: weft.plugin.v2.AtomicTask.BindingsEntry
+	nil,                         // 69: weft.plugin.v2.Turn.UnsolvedSetEntry
+	nil,                         // 70: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
+	nil,                         // 71: weft.plugin.v2.AttributeRequest.ModulesEntry
 }
 var file_weft_plugin_v2_plugin_proto_depIdxs = []int32{
 	8,   // 0: weft.plugin.v2.Value.list_value:type_name -> weft.plugin.v2.ValueList
@@ -5560,7 +5695,7 @@ var file_weft_plugin_v2_plugin_proto_depIdxs = []int32{
 	22,  // 10: weft.plugin.v2.Task.checks:type_name -> weft.plugin.v2.Check
 	23,  // 11: weft.plugin.v2.Task.rubric:type_name -> weft.plugin.v2.RubricItem
 	7,   // 12: weft.plugin.v2.Task.meta:type_name -> weft.plugin.v2.Value
-	66,  // 13: weft.plugin.v2.AtomicTask.bindings:type_name -> weft.plugin.v2.AtomicTask.BindingsEntry
+	68,  // 13: weft.plugin.v2.AtomicTask.bindings:type_name -> weft.plugin.v2.AtomicTask.BindingsEntry
 	21,  // 14: weft.plugin.v2.AtomicTask.reference:type_name -> weft.plugin.v2.ReferenceCall
 	22,  // 15: weft.plugin.v2.AtomicTask.checks:type_name -> weft.plugin.v2.Check
 	23,  // 16: weft.plugin.v2.AtomicTask.rubric:type_name -> weft.plugin.v2.RubricItem
@@ -5609,39 +5744,39 @@ var file_weft_plugin_v2_plugin_proto_depIdxs = []int32{
 	13,  // 59: weft.plugin.v2.Turn.prompt:type_name -> weft.plugin.v2.Message
 	13,  // 60: weft.plugin.v2.Turn.response:type_name -> weft.plugin.v2.Message
 	12,  // 61: weft.plugin.v2.Turn.calls:type_name -> weft.plugin.v2.ToolCall
-	54,  // 62: weft.plugin.v2.Turn.results:type_name -> weft.plugin.v2.ToolResult
-	67,  // 63: weft.plugin.v2.Turn.unsolved_set:type_name -> weft.plugin.v2.Turn.UnsolvedSetEntry
+	56,  // 62: weft.plugin.v2.Turn.results:type_name -> weft.plugin.v2.ToolResult
+	69,  // 63: weft.plugin.v2.Turn.unsolved_set:type_name -> weft.plugin.v2.Turn.UnsolvedSetEntry
 	13,  // 64: weft.plugin.v2.Trajectory.messages:type_name -> weft.plugin.v2.Message
-	53,  // 65: weft.plugin.v2.Trajectory.turns:type_name -> weft.plugin.v2.Turn
-	55,  // 66: weft.plugin.v2.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v2.Trajectory
+	55,  // 65: weft.plugin.v2.Trajectory.turns:type_name -> weft.plugin.v2.Turn
+	57,  // 66: weft.plugin.v2.RunEpisodeResponse.trajectory:type_name -> weft.plugin.v2.Trajectory
 	11,  // 67: weft.plugin.v2.RunEpisodeResponse.failure:type_name -> weft.plugin.v2.Failure
 	17,  // 68: weft.plugin.v2.VerifyRequest.host:type_name -> weft.plugin.v2.HostAccess
 	18,  // 69: weft.plugin.v2.VerifyRequest.task:type_name -> weft.plugin.v2.Task
-	55,  // 70: weft.plugin.v2.VerifyRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
+	57,  // 70: weft.plugin.v2.VerifyRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
 	27,  // 71: weft.plugin.v2.VerifyRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
 	33,  // 72: weft.plugin.v2.VerifyRequest.diff:type_name -> weft.plugin.v2.Changes
 	7,   // 73: weft.plugin.v2.VerifyRequest.settings:type_name -> weft.plugin.v2.Value
 	3,   // 74: weft.plugin.v2.CheckResult.kind:type_name -> weft.plugin.v2.CheckKind
-	58,  // 75: weft.plugin.v2.Checkpoint.checks:type_name -> weft.plugin.v2.CheckResult
-	68,  // 76: weft.plugin.v2.StepUnsolved.unsolved_set:type_name -> weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
-	59,  // 77: weft.plugin.v2.VerifyResponse.checkpoints:type_name -> weft.plugin.v2.Checkpoint
+	60,  // 75: weft.plugin.v2.Checkpoint.checks:type_name -> weft.plugin.v2.CheckResult
+	70,  // 76: weft.plugin.v2.StepUnsolved.unsolved_set:type_name -> weft.plugin.v2.StepUnsolved.UnsolvedSetEntry
+	61,  // 77: weft.plugin.v2.VerifyResponse.checkpoints:type_name -> weft.plugin.v2.Checkpoint
 	11,  // 78: weft.plugin.v2.VerifyResponse.failure:type_name -> weft.plugin.v2.Failure
-	60,  // 79: weft.plugin.v2.VerifyResponse.steps:type_name -> weft.plugin.v2.StepUnsolved
+	62,  // 79: weft.plugin.v2.VerifyResponse.steps:type_name -> weft.plugin.v2.StepUnsolved
 	11,  // 80: weft.plugin.v2.ReferenceReplayCall.error:type_name -> weft.plugin.v2.Failure
 	17,  // 81: weft.plugin.v2.AttributeRequest.host:type_name -> weft.plugin.v2.HostAccess
 	18,  // 82: weft.plugin.v2.AttributeRequest.task:type_name -> weft.plugin.v2.Task
-	55,  // 83: weft.plugin.v2.AttributeRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
+	57,  // 83: weft.plugin.v2.AttributeRequest.trajectory:type_name -> weft.plugin.v2.Trajectory
 	27,  // 84: weft.plugin.v2.AttributeRequest.ledger:type_name -> weft.plugin.v2.LedgerCall
 	33,  // 85: weft.plugin.v2.AttributeRequest.diff:type_name -> weft.plugin.v2.Changes
-	59,  // 86: weft.plugin.v2.AttributeRequest.checkpoints:type_name -> weft.plugin.v2.Checkpoint
+	61,  // 86: weft.plugin.v2.AttributeRequest.checkpoints:type_name -> weft.plugin.v2.Checkpoint
 	7,   // 87: weft.plugin.v2.AttributeRequest.settings:type_name -> weft.plugin.v2.Value
-	62,  // 88: weft.plugin.v2.AttributeRequest.reference:type_name -> weft.plugin.v2.ReferenceReplayCall
-	69,  // 89: weft.plugin.v2.AttributeRequest.modules:type_name -> weft.plugin.v2.AttributeRequest.ModulesEntry
+	64,  // 88: weft.plugin.v2.AttributeRequest.reference:type_name -> weft.plugin.v2.ReferenceReplayCall
+	71,  // 89: weft.plugin.v2.AttributeRequest.modules:type_name -> weft.plugin.v2.AttributeRequest.ModulesEntry
 	6,   // 90: weft.plugin.v2.Attribution.blame:type_name -> weft.plugin.v2.Blame
-	64,  // 91: weft.plugin.v2.AttributeResponse.attributions:type_name -> weft.plugin.v2.Attribution
+	66,  // 91: weft.plugin.v2.AttributeResponse.attributions:type_name -> weft.plugin.v2.Attribution
 	11,  // 92: weft.plugin.v2.AttributeResponse.failure:type_name -> weft.plugin.v2.Failure
-	52,  // 93: weft.plugin.v2.Turn.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
-	52,  // 94: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
+	54,  // 93: weft.plugin.v2.Turn.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
+	54,  // 94: weft.plugin.v2.StepUnsolved.UnsolvedSetEntry.value:type_name -> weft.plugin.v2.UnsolvedAnswers
 	34,  // 95: weft.plugin.v2.Model.Generate:input_type -> weft.plugin.v2.GenerateRequest
 	37,  // 96: weft.plugin.v2.Env.ListTools:input_type -> weft.plugin.v2.ListToolsRequest
 	39,  // 97: weft.plugin.v2.Env.CallTool:input_type -> weft.plugin.v2.CallToolRequest
@@ -5649,27 +5784,29 @@ var file_weft_plugin_v2_plugin_proto_depIdxs = []int32{
 	43,  // 99: weft.plugin.v2.State.Query:input_type -> weft.plugin.v2.QueryRequest
 	45,  // 100: weft.plugin.v2.State.Hash:input_type -> weft.plugin.v2.HashRequest
 	47,  // 101: weft.plugin.v2.State.Diff:input_type -> weft.plugin.v2.DiffRequest
-	49,  // 102: weft.plugin.v2.Harness.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	51,  // 103: weft.plugin.v2.Harness.RunEpisode:input_type -> weft.plugin.v2.RunEpisodeRequest
-	49,  // 104: weft.plugin.v2.Verifier.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	57,  // 105: weft.plugin.v2.Verifier.Verify:input_type -> weft.plugin.v2.VerifyRequest
-	49,  // 106: weft.plugin.v2.Attributor.Describe:input_type -> weft.plugin.v2.DescribeRequest
-	63,  // 107: weft.plugin.v2.Attributor.Attribute:input_type -> weft.plugin.v2.AttributeRequest
-	36,  // 108: weft.plugin.v2.Model.Generate:output_type -> weft.plugin.v2.GenerateResponse
-	38,  // 109: weft.plugin.v2.Env.ListTools:output_type -> weft.plugin.v2.ListToolsResponse
-	40,  // 110: weft.plugin.v2.Env.CallTool:output_type -> weft.plugin.v2.CallToolResponse
-	42,  // 111: weft.plugin.v2.User.Next:output_type -> weft.plugin.v2.UserResponse
-	44,  // 112: weft.plugin.v2.State.Query:output_type -> weft.plugin.v2.QueryResponse
-	46,  // 113: weft.plugin.v2.State.Hash:output_type -> weft.plugin.v2.HashResponse
-	48,  // 114: weft.plugin.v2.State.Diff:output_type -> weft.plugin.v2.DiffResponse
-	50,  // 115: weft.plugin.v2.Harness.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	56,  // 116: weft.plugin.v2.Harness.RunEpisode:output_type -> weft.plugin.v2.RunEpisodeResponse
-	50,  // 117: weft.plugin.v2.Verifier.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	61,  // 118: weft.plugin.v2.Verifier.Verify:output_type -> weft.plugin.v2.VerifyResponse
-	50,  // 119: weft.plugin.v2.Attributor.Describe:output_type -> weft.plugin.v2.DescribeResponse
-	65,  // 120: weft.plugin.v2.Attributor.Attribute:output_type -> weft.plugin.v2.AttributeResponse
-	108, // [108:121] is the sub-list for method output_type
-	95,  // [95:108] is the sub-list for method input_type
+	49,  // 102: weft.plugin.v2.State.ReadFile:input_type -> weft.plugin.v2.ReadFileRequest
+	51,  // 103: weft.plugin.v2.Harness.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	53,  // 104: weft.plugin.v2.Harness.RunEpisode:input_type -> weft.plugin.v2.RunEpisodeRequest
+	51,  // 105: weft.plugin.v2.Verifier.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	59,  // 106: weft.plugin.v2.Verifier.Verify:input_type -> weft.plugin.v2.VerifyRequest
+	51,  // 107: weft.plugin.v2.Attributor.Describe:input_type -> weft.plugin.v2.DescribeRequest
+	65,  // 108: weft.plugin.v2.Attributor.Attribute:input_type -> weft.plugin.v2.AttributeRequest
+	36,  // 109: weft.plugin.v2.Model.Generate:output_type -> weft.plugin.v2.GenerateResponse
+	38,  // 110: weft.plugin.v2.Env.ListTools:output_type -> weft.plugin.v2.ListToolsResponse
+	40,  // 111: weft.plugin.v2.Env.CallTool:output_type -> weft.plugin.v2.CallToolResponse
+	42,  // 112: weft.plugin.v2.User.Next:output_type -> weft.plugin.v2.UserResponse
+	44,  // 113: weft.plugin.v2.State.Query:output_type -> weft.plugin.v2.QueryResponse
+	46,  // 114: weft.plugin.v2.State.Hash:output_type -> weft.plugin.v2.HashResponse
+	48,  // 115: weft.plugin.v2.State.Diff:output_type -> weft.plugin.v2.DiffResponse
+	50,  // 116: weft.plugin.v2.State.ReadFile:output_type -> weft.plugin.v2.ReadFileResponse
+	52,  // 117: weft.plugin.v2.Harness.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	58,  // 118: weft.plugin.v2.Harness.RunEpisode:output_type -> weft.plugin.v2.RunEpisodeResponse
+	52,  // 119: weft.plugin.v2.Verifier.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	63,  // 120: weft.plugin.v2.Verifier.Verify:output_type -> weft.plugin.v2.VerifyResponse
+	52,  // 121: weft.plugin.v2.Attributor.Describe:output_type -> weft.plugin.v2.DescribeResponse
+	67,  // 122: weft.plugin.v2.Attributor.Attribute:output_type -> weft.plugin.v2.AttributeResponse
+	109, // [109:123] is the sub-list for method output_type
+	95,  // [95:109] is the sub-list for method input_type
 	95,  // [95:95] is the sub-list for extension type_name
 	95,  // [95:95] is the sub-list for extension extendee
 	0,   // [0:95] is the sub-list for field type_name
@@ -5691,14 +5828,14 @@ func file_weft_plugin_v2_plugin_proto_init() {
 		(*Value_ObjectValue)(nil),
 	}
 	file_weft_plugin_v2_plugin_proto_msgTypes[8].OneofWrappers = []any{}
-	file_weft_plugin_v2_plugin_proto_msgTypes[47].OneofWrappers = []any{}
+	file_weft_plugin_v2_plugin_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_plugin_v2_plugin_proto_rawDesc), len(file_weft_plugin_v2_plugin_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   63,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   7,
 		},

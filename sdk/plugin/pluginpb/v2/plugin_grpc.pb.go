@@ -437,9 +437,10 @@ var User_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	State_Query_FullMethodName = "/weft.plugin.v2.State/Query"
-	State_Hash_FullMethodName  = "/weft.plugin.v2.State/Hash"
-	State_Diff_FullMethodName  = "/weft.plugin.v2.State/Diff"
+	State_Query_FullMethodName    = "/weft.plugin.v2.State/Query"
+	State_Hash_FullMethodName     = "/weft.plugin.v2.State/Hash"
+	State_Diff_FullMethodName     = "/weft.plugin.v2.State/Diff"
+	State_ReadFile_FullMethodName = "/weft.plugin.v2.State/ReadFile"
 )
 
 // StateClient is the client API for State service.
@@ -457,6 +458,9 @@ type StateClient interface {
 	Hash(ctx context.Context, in *HashRequest, opts ...grpc.CallOption) (*HashResponse, error)
 	// Diff returns the row-level changes between two states.
 	Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error)
+	// ReadFile reads a workspace file of a state (file_equal,
+	// file_contains, file_absent checks).
+	ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileResponse, error)
 }
 
 type stateClient struct {
@@ -497,6 +501,16 @@ func (c *stateClient) Diff(ctx context.Context, in *DiffRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *stateClient) ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadFileResponse)
+	err := c.cc.Invoke(ctx, State_ReadFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StateServer is the server API for State service.
 // All implementations must embed UnimplementedStateServer
 // for forward compatibility.
@@ -512,6 +526,9 @@ type StateServer interface {
 	Hash(context.Context, *HashRequest) (*HashResponse, error)
 	// Diff returns the row-level changes between two states.
 	Diff(context.Context, *DiffRequest) (*DiffResponse, error)
+	// ReadFile reads a workspace file of a state (file_equal,
+	// file_contains, file_absent checks).
+	ReadFile(context.Context, *ReadFileRequest) (*ReadFileResponse, error)
 	mustEmbedUnimplementedStateServer()
 }
 
@@ -530,6 +547,9 @@ func (UnimplementedStateServer) Hash(context.Context, *HashRequest) (*HashRespon
 }
 func (UnimplementedStateServer) Diff(context.Context, *DiffRequest) (*DiffResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Diff not implemented")
+}
+func (UnimplementedStateServer) ReadFile(context.Context, *ReadFileRequest) (*ReadFileResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadFile not implemented")
 }
 func (UnimplementedStateServer) mustEmbedUnimplementedStateServer() {}
 func (UnimplementedStateServer) testEmbeddedByValue()               {}
@@ -606,6 +626,24 @@ func _State_Diff_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _State_ReadFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).ReadFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_ReadFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).ReadFile(ctx, req.(*ReadFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // State_ServiceDesc is the grpc.ServiceDesc for State service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -624,6 +662,10 @@ var State_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Diff",
 			Handler:    _State_Diff_Handler,
+		},
+		{
+			MethodName: "ReadFile",
+			Handler:    _State_ReadFile_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
