@@ -8,7 +8,9 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/weft-dev/weft/sdk/abi"
+	"github.com/weft-dev/weft/sdk/pyfloat"
 )
 
 // The records below are the retail domain's JSON shapes: what the tools
@@ -198,19 +200,8 @@ func (o *obj) add(key string, v any) {
 }
 
 // appendString appends s as json.Marshal writes it (HTML characters
-// escaped): as is between quotes when every byte is printable ASCII other
-// than " \\ < > &, else by json.Marshal itself.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7E || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// escaped).
+func appendString(b []byte, s string) []byte { return abi.AppendJSONString(b, s, true) }
 
 // appendStrings appends a string list as json.Marshal writes it (nil:
 // null).
@@ -452,27 +443,8 @@ func (f pyFloat) MarshalJSON() ([]byte, error) {
 	return []byte(PyRepr(x)), nil
 }
 
-// PyRepr formats a finite float like Python's repr.
-func PyRepr(x float64) string {
-	switch {
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
-	case math.IsNaN(x):
-		return "nan"
-	}
-	e := strconv.FormatFloat(x, 'e', -1, 64) // shortest round-trip digits
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if x != 0 && (exp < -4 || exp >= 16) {
-		return e // Go's e+NN / e-NN matches Python's
-	}
-	s := strconv.FormatFloat(x, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
-}
+// PyRepr formats a float like Python's repr (pyfloat.Repr).
+func PyRepr(x float64) string { return pyfloat.Repr(x) }
 
 // PyRound2 is Python's round(x, 2) on a float: the value correctly rounded
 // to two decimals (ties to even on the exact binary value), as a float.
