@@ -668,21 +668,38 @@ type Filter struct {
 	ID  string
 }
 
-func (f Filter) sql(stmt, col, orderBy string) (string, []any) {
-	if f.All {
-		return stmt + " ORDER BY " + orderBy, nil
-	}
-	return stmt + " WHERE " + col + " = ? ORDER BY " + orderBy, []any{f.ID}
-}
-
 // read is one statement of a reader: the SELECT, the column of the
 // filter, the ORDER BY.
 type read struct{ stmt, col, orderBy string }
 
-func (f Filter) statements(reads []read) []Statement {
-	out := make([]Statement, len(reads))
-	for i, r := range reads {
-		out[i].SQL, out[i].Args = f.sql(r.stmt, r.col, r.orderBy)
+// readSQL is a read with its two texts built once: keyed (WHERE col = ?)
+// and all (every row).
+type readSQL struct{ keyed, all string }
+
+func reads(rs ...read) []readSQL {
+	out := make([]readSQL, len(rs))
+	for i, r := range rs {
+		out[i] = readSQL{
+			keyed: r.stmt + " WHERE " + r.col + " = ? ORDER BY " + r.orderBy,
+			all:   r.stmt + " ORDER BY " + r.orderBy,
+		}
+	}
+	return out
+}
+
+// statements are f's statements of a reader; the keyed ones share one
+// argument list (read only).
+func (f Filter) statements(rs []readSQL) []Statement {
+	out := make([]Statement, len(rs))
+	var args []any
+	if !f.All {
+		args = []any{f.ID}
+	}
+	for i, r := range rs {
+		out[i].SQL, out[i].Args = r.keyed, args
+		if f.All {
+			out[i].SQL = r.all
+		}
 	}
 	return out
 }
@@ -725,11 +742,11 @@ func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
 	return AssembleUsers(f, res)
 }
 
-var userReads = []read{
-	{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos"},
-	{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"},
-	{"SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"},
-}
+var userReads = reads(
+	read{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos"},
+	read{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"},
+	read{"SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"},
+)
 
 // UserStatements are the 3 statements ReadUsers runs (users,
 // payment_methods, user_orders), for AssembleUsers.
@@ -796,16 +813,16 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 	return AssembleOrders(f, res)
 }
 
-var orderReads = []read{
-	{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
+var orderReads = reads(
+	read{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
 		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders", "order_id", "pos"},
-	{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"},
-	{"SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"},
-	{"SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"},
-	{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", "order_id", "order_id, fulfillment_pos, pos"},
-	{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", "order_id", "order_id, fulfillment_pos, pos"},
-	{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"},
-}
+	read{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"},
+	read{"SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"},
+	read{"SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"},
+	read{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	read{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	read{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"},
+)
 
 // OrderStatements are the 7 statements ReadOrders runs (orders,
 // order_items, order_item_options, fulfillments, fulfillment_tracking_ids,
@@ -937,11 +954,11 @@ func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
 	return AssembleProducts(f, res)
 }
 
-var productReads = []read{
-	{"SELECT product_id, name FROM products", "product_id", "pos"},
-	{"SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"},
-	{"SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"},
-}
+var productReads = reads(
+	read{"SELECT product_id, name FROM products", "product_id", "pos"},
+	read{"SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"},
+	read{"SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"},
+)
 
 // ProductStatements are the 3 statements ReadProducts runs (products,
 // variants, variant_options), for AssembleProducts.
