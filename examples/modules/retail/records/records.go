@@ -178,13 +178,32 @@ func (o *obj) add(key string, v any) {
 		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
 			b, err = json.Marshal(v)
 		} else {
-			b, err = x.MarshalJSON()
+			o.buf.WriteString(PyRepr(float64(x))) // what MarshalJSON returns
+			return
 		}
 	case []*OrderItem:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	case []Fulfillment:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	case []Payment:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	default:
 		b, err = json.Marshal(v)
@@ -262,6 +281,30 @@ func marshalRecord[T json.Marshaler](p T, isNil bool) ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return p.MarshalJSON()
+}
+
+// appendList writes marshalList(s) of a non-nil s into buf, without a
+// buffer of its own; on an error buf is as it was.
+func appendList[T json.Marshaler](buf *bytes.Buffer, s []T) error {
+	n := buf.Len()
+	buf.WriteByte('[')
+	for i, x := range s {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if any(x) == nil || reflect.ValueOf(x).Kind() == reflect.Pointer && reflect.ValueOf(x).IsNil() {
+			buf.WriteString("null")
+			continue
+		}
+		b, err := x.MarshalJSON()
+		if err != nil {
+			buf.Truncate(n)
+			return err
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	return nil
 }
 
 // marshalList is json.Marshal of a slice of records, without the re-scan.
