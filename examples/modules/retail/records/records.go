@@ -313,22 +313,9 @@ func marshalList[T json.Marshaler](s []T) ([]byte, error) {
 		return []byte("null"), nil
 	}
 	var buf bytes.Buffer
-	buf.WriteByte('[')
-	for i, x := range s {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if any(x) == nil || reflect.ValueOf(x).Kind() == reflect.Pointer && reflect.ValueOf(x).IsNil() {
-			buf.WriteString("null")
-			continue
-		}
-		b, err := x.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(b)
+	if err := appendList(&buf, s); err != nil {
+		return nil, err
 	}
-	buf.WriteByte(']')
 	return buf.Bytes(), nil
 }
 
