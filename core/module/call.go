@@ -384,8 +384,8 @@ func parseResponse(out []byte, ans *abi.Answer) (*Result, *CallError) {
 	}
 	res := &Result{CallResult: abi.CallResult{Content: make([]Content, 0, len(ans.Content)), IsError: ans.IsError}}
 	for i, c := range ans.Content {
-		var item Content
-		if err := json.Unmarshal(c, &item); err != nil {
+		item, err := abi.DecodeContent(c)
+		if err != nil {
 			return nil, malformed("content[%d]: %v", i, err)
 		}
 		if err := item.Check(); err != nil {
@@ -426,15 +426,5 @@ func callRequest(tool string, args json.RawMessage) []byte {
 	return append(req, '}')
 }
 
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// appendJSONString appends s as a JSON string, as json.Marshal writes it.
+func appendJSONString(b []byte, s string) []byte { return abi.AppendJSONString(b, s, true) }

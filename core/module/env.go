@@ -2,6 +2,7 @@ package module
 
 import (
 	"context"
+	"io"
 	"sync"
 	"time"
 
@@ -58,7 +59,7 @@ func newCallEnv(s *Session, module string, x StateSQL, policy sqlhost.Policy, fi
 	e.sb = callSandbox(policy, func() int64 { return e.Call.Now }, s.Seed, seq)
 	e.sb.Names = s.Tables[module]
 	h := &sqlhost.Handler{Exec: SandboxedSQL(x, e.sb), Policy: policy, OnDenied: e.deny}
-	e.Call = hosts.Call{Now: s.now(), Rand: RandStream(s.Seed, seq), Log: s.Log, Progress: s.Progress, SQL: h.Handle, SQLBatch: h.HandleBatch}
+	e.Call = hosts.Call{Now: s.now(), Rand: &lazyStream{seed: s.Seed, seq: seq}, Log: s.Log, Progress: s.Progress, SQL: h.Handle, SQLBatch: h.HandleBatch}
 	if fx, ok := x.(StateFiles); ok {
 		fh := &fshost.Handler{Exec: FilesExecutor(fx), Policy: files, OnDenied: e.denyFile}
 		e.Call.FS = fh.Handle
@@ -100,4 +101,25 @@ func (e *callEnv) bind(ctx context.Context) (context.Context, context.CancelFunc
 	}
 	e.Deadline, _ = ctx.Deadline()
 	return hosts.With(ctx, &e.Call), cancel
+}
+
+// lazyStream is a call's random stream, keyed when first read: most calls
+// never read the guest's stream or SQL's, and keying one (sha256, then
+// ChaCha8's key schedule) is a fixed cost of every call otherwise. It reads
+// the same bytes as the stream it stands for.
+type lazyStream struct {
+	seed, seq uint64
+	sql       bool // SQLRandStream, else RandStream
+	r         io.Reader
+}
+
+func (l *lazyStream) Read(p []byte) (int, error) {
+	if l.r == nil {
+		if l.sql {
+			l.r = SQLRandStream(l.seed, l.seq)
+		} else {
+			l.r = RandStream(l.seed, l.seq)
+		}
+	}
+	return l.r.Read(p)
 }

@@ -84,7 +84,7 @@ func callSandbox(pol sqlhost.Policy, nanos func() int64, seed, seq uint64) *stat
 	return &state.Sandbox{
 		Tables: state.NewTablePolicy(pol.Owns, pol.Reads),
 		Now:    func() time.Time { return time.Unix(0, nanos()).UTC() },
-		Rand:   SQLRandStream(seed, seq),
+		Rand:   &lazyStream{seed: seed, seq: seq, sql: true},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	fshost "github.com/weft-dev/weft/hosts/fs"
+	"github.com/weft-dev/weft/sdk/abi"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -257,14 +258,19 @@ func validateArgs(tool string, s *jsonschema.Schema, args json.RawMessage) error
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return &ArgumentError{Tool: tool, Message: "arguments are not JSON: " + err.Error()}
+	// abi.DecodeValue is jsonschema.UnmarshalJSON's decoding (UseNumber)
+	// without encoding/json's reflection; what it leaves goes to that.
+	inst, ok := abi.DecodeValue(args)
+	if !ok {
+		var err error
+		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(args)); err != nil {
+			return &ArgumentError{Tool: tool, Message: "arguments are not JSON: " + err.Error()}
+		}
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return &ArgumentError{Tool: tool, Message: "arguments must be a JSON object"}
 	}
-	err = s.Validate(inst)
+	err := s.Validate(inst)
 	if err == nil {
 		return nil
 	}

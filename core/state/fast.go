@@ -471,10 +471,19 @@ func (p *fastPlan) run(ctx context.Context, w *Workspace, args []any) (rows *Row
 		maxSize = sb.limit(sb.Limits.MaxResultBytes, DefaultMaxResultBytes)
 	}
 	var out [][]any
+	// Rows are cut from slabs of a few rows each (one allocation per slab,
+	// not per row); each row's capacity is its length, so an append to one
+	// cannot reach the next.
+	var slab []any
+	n := len(p.proj)
 	// emit projects one row into the result, checking the result budget
 	// as exec does per row it receives.
 	emit := func(r sql.Row) error {
-		row := make([]any, len(p.proj))
+		if len(slab)+n > cap(slab) {
+			slab = make([]any, 0, n*min(8, 1+len(out)))
+		}
+		row := slab[len(slab) : len(slab)+n : len(slab)+n]
+		slab = slab[:len(slab)+n]
 		for j, o := range p.proj {
 			v, err := normalize(ctx, r[o])
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -70,6 +71,11 @@ type Handler struct {
 	// OnDenied, if set, is told about every statement the policy refused
 	// (the refusal is still returned to the guest as an sql error).
 	OnDenied func(*DeniedError)
+
+	// policyKey is Policy.key(), computed at the handler's first statement
+	// (Policy must not change after it): not once per statement.
+	keyOnce   sync.Once
+	policyKey string
 }
 
 // Handle serves one weft_sql_v1 query request (JSON) and returns the

@@ -60,7 +60,13 @@ const (
 // entries: modules send the same parameterized statements over and over, and
 // parsing them here costs as much as a sixth of a tool call.
 func (p Policy) Check(stmt string) (StatementKind, error) {
-	key := checkKey{policy: p.key(), stmt: stmt}
+	return p.checkKeyed(p.key(), stmt)
+}
+
+// checkKeyed is Check with p.key() computed by the caller (a Handler
+// computes it once for all the statements of its call).
+func (p Policy) checkKeyed(pkey, stmt string) (StatementKind, error) {
+	key := checkKey{policy: pkey, stmt: stmt}
 	if v, ok := checkCache.Load(key); ok {
 		r := v.(checkResult)
 		return r.kind, r.err

@@ -295,7 +295,20 @@ type Answer struct {
 }
 
 // DecodeAnswer decodes one answer: a single JSON object, nothing after it.
+//
+// The answers modules write (each member spelt exactly and given once,
+// booleans true or false, strings without escapes) are decoded by a scanner
+// of their own; anything else by encoding/json, with the same result
+// (FuzzDecodeAnswer).
 func DecodeAnswer(b []byte) (*Answer, error) {
+	if a, ok := decodeAnswerFast(b); ok {
+		return a, nil
+	}
+	return decodeAnswerJSON(b)
+}
+
+// decodeAnswerJSON is DecodeAnswer by encoding/json.
+func decodeAnswerJSON(b []byte) (*Answer, error) {
 	var a Answer
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&a); err != nil {

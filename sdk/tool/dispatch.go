@@ -197,55 +197,41 @@ func encodeResponse(r *callResult) []byte {
 	for _, c := range r.Content {
 		n += len(c.Type) + len(c.Text) + len(c.Data)*4/3 + 32
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, n+n/16))
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	buf.WriteString(`{"content":`)
+	buf := make([]byte, 0, n+n/16)
+	buf = append(buf, `{"content":`...)
 	if r.Content == nil {
-		buf.WriteString("null")
+		buf = append(buf, "null"...)
 	} else {
-		buf.WriteByte('[')
+		buf = append(buf, '[')
 		for i, c := range r.Content {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf = append(buf, ',')
 			}
 			if c.Type != abi.ContentText {
 				b, err := marshal(c)
 				if err != nil {
 					return internalError("encoding the result: " + err.Error())
 				}
-				buf.Write(b)
+				buf = append(buf, b...)
 				continue
 			}
-			buf.WriteString(`{"type":`)
-			if err := enc.Encode(c.Type); err != nil {
-				return internalError("encoding the result: " + err.Error())
-			}
-			trimNewline(buf)
-			buf.WriteString(`,"text":`)
-			if err := enc.Encode(c.Text); err != nil {
-				return internalError("encoding the result: " + err.Error())
-			}
-			trimNewline(buf)
-			buf.WriteByte('}')
+			// What a json.Encoder without HTML escaping writes.
+			buf = append(buf, `{"type":`...)
+			buf = abi.AppendJSONString(buf, c.Type, false)
+			buf = append(buf, `,"text":`...)
+			buf = abi.AppendJSONString(buf, c.Text, false)
+			buf = append(buf, '}')
 		}
-		buf.WriteByte(']')
+		buf = append(buf, ']')
 	}
 	if len(r.StructuredContent) > 0 {
-		buf.WriteString(`,"structuredContent":`)
-		buf.Write(r.StructuredContent)
+		buf = append(buf, `,"structuredContent":`...)
+		buf = append(buf, r.StructuredContent...)
 	}
 	if r.IsError {
-		buf.WriteString(`,"isError":true`)
+		buf = append(buf, `,"isError":true`...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes()
-}
-
-func trimNewline(buf *bytes.Buffer) {
-	if b := buf.Bytes(); len(b) > 0 && b[len(b)-1] == '\n' {
-		buf.Truncate(len(b) - 1)
-	}
+	return append(buf, '}')
 }
 
 // marshal is json.Marshal without HTML escaping (abi.Marshal).

@@ -8,7 +8,9 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/weft-dev/weft/sdk/abi"
+	"github.com/weft-dev/weft/sdk/pyfloat"
 )
 
 // The records below are the retail domain's JSON shapes: what the tools
@@ -176,13 +178,32 @@ func (o *obj) add(key string, v any) {
 		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
 			b, err = json.Marshal(v)
 		} else {
-			b, err = x.MarshalJSON()
+			o.buf.WriteString(PyRepr(float64(x))) // what MarshalJSON returns
+			return
 		}
 	case []*OrderItem:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	case []Fulfillment:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	case []Payment:
+		if x != nil {
+			err = appendList(&o.buf, x)
+			if err == nil {
+				return
+			}
+		}
 		b, err = marshalList(x)
 	default:
 		b, err = json.Marshal(v)
@@ -198,19 +219,8 @@ func (o *obj) add(key string, v any) {
 }
 
 // appendString appends s as json.Marshal writes it (HTML characters
-// escaped): as is between quotes when every byte is printable ASCII other
-// than " \\ < > &, else by json.Marshal itself.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7E || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// escaped).
+func appendString(b []byte, s string) []byte { return abi.AppendJSONString(b, s, true) }
 
 // appendStrings appends a string list as json.Marshal writes it (nil:
 // null).
@@ -273,12 +283,10 @@ func marshalRecord[T json.Marshaler](p T, isNil bool) ([]byte, error) {
 	return p.MarshalJSON()
 }
 
-// marshalList is json.Marshal of a slice of records, without the re-scan.
-func marshalList[T json.Marshaler](s []T) ([]byte, error) {
-	if s == nil {
-		return []byte("null"), nil
-	}
-	var buf bytes.Buffer
+// appendList writes marshalList(s) of a non-nil s into buf, without a
+// buffer of its own; on an error buf is as it was.
+func appendList[T json.Marshaler](buf *bytes.Buffer, s []T) error {
+	n := buf.Len()
 	buf.WriteByte('[')
 	for i, x := range s {
 		if i > 0 {
@@ -290,11 +298,24 @@ func marshalList[T json.Marshaler](s []T) ([]byte, error) {
 		}
 		b, err := x.MarshalJSON()
 		if err != nil {
-			return nil, err
+			buf.Truncate(n)
+			return err
 		}
 		buf.Write(b)
 	}
 	buf.WriteByte(']')
+	return nil
+}
+
+// marshalList is json.Marshal of a slice of records, without the re-scan.
+func marshalList[T json.Marshaler](s []T) ([]byte, error) {
+	if s == nil {
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	if err := appendList(&buf, s); err != nil {
+		return nil, err
+	}
 	return buf.Bytes(), nil
 }
 
@@ -452,27 +473,8 @@ func (f pyFloat) MarshalJSON() ([]byte, error) {
 	return []byte(PyRepr(x)), nil
 }
 
-// PyRepr formats a finite float like Python's repr.
-func PyRepr(x float64) string {
-	switch {
-	case math.IsInf(x, 1):
-		return "inf"
-	case math.IsInf(x, -1):
-		return "-inf"
-	case math.IsNaN(x):
-		return "nan"
-	}
-	e := strconv.FormatFloat(x, 'e', -1, 64) // shortest round-trip digits
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if x != 0 && (exp < -4 || exp >= 16) {
-		return e // Go's e+NN / e-NN matches Python's
-	}
-	s := strconv.FormatFloat(x, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
-}
+// PyRepr formats a float like Python's repr (pyfloat.Repr).
+func PyRepr(x float64) string { return pyfloat.Repr(x) }
 
 // PyRound2 is Python's round(x, 2) on a float: the value correctly rounded
 // to two decimals (ties to even on the exact binary value), as a float.
@@ -696,21 +698,38 @@ type Filter struct {
 	ID  string
 }
 
-func (f Filter) sql(stmt, col, orderBy string) (string, []any) {
-	if f.All {
-		return stmt + " ORDER BY " + orderBy, nil
-	}
-	return stmt + " WHERE " + col + " = ? ORDER BY " + orderBy, []any{f.ID}
-}
-
 // read is one statement of a reader: the SELECT, the column of the
 // filter, the ORDER BY.
 type read struct{ stmt, col, orderBy string }
 
-func (f Filter) statements(reads []read) []Statement {
-	out := make([]Statement, len(reads))
-	for i, r := range reads {
-		out[i].SQL, out[i].Args = f.sql(r.stmt, r.col, r.orderBy)
+// readSQL is a read with its two texts built once: keyed (WHERE col = ?)
+// and all (every row).
+type readSQL struct{ keyed, all string }
+
+func reads(rs ...read) []readSQL {
+	out := make([]readSQL, len(rs))
+	for i, r := range rs {
+		out[i] = readSQL{
+			keyed: r.stmt + " WHERE " + r.col + " = ? ORDER BY " + r.orderBy,
+			all:   r.stmt + " ORDER BY " + r.orderBy,
+		}
+	}
+	return out
+}
+
+// statements are f's statements of a reader; the keyed ones share one
+// argument list (read only).
+func (f Filter) statements(rs []readSQL) []Statement {
+	out := make([]Statement, len(rs))
+	var args []any
+	if !f.All {
+		args = []any{f.ID}
+	}
+	for i, r := range rs {
+		out[i].SQL, out[i].Args = r.keyed, args
+		if f.All {
+			out[i].SQL = r.all
+		}
 	}
 	return out
 }
@@ -753,11 +772,11 @@ func ReadUsers(ctx context.Context, q Query, f Filter) ([]*User, error) {
 	return AssembleUsers(f, res)
 }
 
-var userReads = []read{
-	{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos"},
-	{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"},
-	{"SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"},
-}
+var userReads = reads(
+	read{"SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users", "user_id", "pos"},
+	read{"SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods", "user_id", "user_id, pos"},
+	read{"SELECT user_id, order_id FROM user_orders", "user_id", "user_id, pos"},
+)
 
 // UserStatements are the 3 statements ReadUsers runs (users,
 // payment_methods, user_orders), for AssembleUsers.
@@ -824,16 +843,16 @@ func ReadOrders(ctx context.Context, q Query, f Filter) ([]*Order, error) {
 	return AssembleOrders(f, res)
 }
 
-var orderReads = []read{
-	{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
+var orderReads = reads(
+	read{"SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason, exchange_items, exchange_new_items, " +
 		"exchange_payment_method_id, exchange_price_difference, return_items, return_payment_method_id FROM orders", "order_id", "pos"},
-	{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"},
-	{"SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"},
-	{"SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"},
-	{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", "order_id", "order_id, fulfillment_pos, pos"},
-	{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", "order_id", "order_id, fulfillment_pos, pos"},
-	{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"},
-}
+	read{"SELECT order_id, pos, item_id, product_id, name, price FROM order_items", "order_id", "order_id, pos"},
+	read{"SELECT order_id, item_pos, name, value FROM order_item_options", "order_id", "order_id, item_pos, pos"},
+	read{"SELECT order_id, pos FROM fulfillments", "order_id", "order_id, pos"},
+	read{"SELECT order_id, fulfillment_pos, tracking_id FROM fulfillment_tracking_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	read{"SELECT order_id, fulfillment_pos, item_id FROM fulfillment_item_ids", "order_id", "order_id, fulfillment_pos, pos"},
+	read{"SELECT order_id, transaction_type, amount, payment_method_id FROM payments", "order_id", "order_id, pos"},
+)
 
 // OrderStatements are the 7 statements ReadOrders runs (orders,
 // order_items, order_item_options, fulfillments, fulfillment_tracking_ids,
@@ -965,11 +984,11 @@ func ReadProducts(ctx context.Context, q Query, f Filter) ([]*Product, error) {
 	return AssembleProducts(f, res)
 }
 
-var productReads = []read{
-	{"SELECT product_id, name FROM products", "product_id", "pos"},
-	{"SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"},
-	{"SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"},
-}
+var productReads = reads(
+	read{"SELECT product_id, name FROM products", "product_id", "pos"},
+	read{"SELECT product_id, item_id, available, price FROM variants", "product_id", "product_id, pos"},
+	read{"SELECT product_id, item_id, name, value FROM variant_options", "product_id", "product_id, item_id, pos"},
+)
 
 // ProductStatements are the 3 statements ReadProducts runs (products,
 // variants, variant_options), for AssembleProducts.
