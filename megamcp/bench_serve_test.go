@@ -14,6 +14,10 @@ package megamcp
 //	                          >= 3,000 calls/s goal)
 //
 // The child runs with GOMAXPROCS=2 (WEFT_BENCH_SERVE_PROCS overrides);
+// with WEFT_BENCH_SERVE_PROFILE=DIR the head child writes its CPU profile
+// (weft serve --cpuprofile) to DIR/<benchmark>.prof when it stops. The C
+// retail module is served when examples/modules/retail-c builds
+// (megamcptest.RetailC; WEFT_RETAIL_C_DIR points at another checkout's).
 // docs/benchmarks.md has the command and results.
 
 import (
@@ -35,6 +39,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 )
 
@@ -91,9 +96,14 @@ const benchToken = "bench-token"
 // and waits for its listening line.
 func startServe(b *testing.B, root string, args ...string) *servedWeft {
 	bin := builtWeft(b, root)
-	reg := megamcptest.Registry(b)
+	reg := benchRegistry(b)
 	full := append([]string{"serve", "--json", "--addr", "127.0.0.1:0", "--token", benchToken,
 		"--registry", reg.Dir(), "--cache-dir", megamcptest.CacheDir(), "--log-level", "error"}, args...)
+	if dir := os.Getenv("WEFT_BENCH_SERVE_PROFILE"); dir != "" && root == megamcptest.Root() {
+		// The head server's CPU profile, written when it shuts down.
+		name := strings.NewReplacer("/", "_", "=", "-").Replace(b.Name())
+		full = append(full, "--cpuprofile", filepath.Join(dir, name+".prof"))
+	}
 	cmd := exec.Command(bin, full...)
 	procs := os.Getenv("WEFT_BENCH_SERVE_PROCS")
 	if procs == "" {
@@ -192,7 +202,38 @@ var serveRetailCalls = []struct{ tool, args string }{
 	{"cancel_pending_order", `{"order_id":"#W4776164","reason":"no longer needed"}`},
 }
 
-// BenchmarkServeAdminCall: issue 16's admin API figure. Per tool, b.N fresh
+// retailC is the registry name of the C retail module
+// (examples/modules/retail-c, megamcptest.RetailC) in the benchmarks'
+// registries, when it builds.
+const retailC = "retail-c"
+
+// benchRegistry is megamcptest.Registry with the C retail module added
+// (tagged retail-c:latest) when it builds in this tree.
+func benchRegistry(b *testing.B) *module.Registry {
+	reg := megamcptest.Registry(b)
+	if tar, _ := megamcptest.RetailC(b); tar != nil {
+		d, err := reg.PutTar(tar, "")
+		if err == nil {
+			err = reg.Tag(retailC, "latest", d)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// retailModules are the retail builds the admin benchmarks serve: the Go
+// one (examples/modules/retail, GOOS=wasip1) and the C one; skip, when
+// not empty, says why a build is missing from this tree.
+func retailModules(b *testing.B) []struct{ name, skip string } {
+	_, skip := megamcptest.RetailC(b)
+	return []struct{ name, skip string }{{"retail", ""}, {retailC, skip}}
+}
+
+// BenchmarkServeAdminCall: issue 16's admin API figure. Per retail module
+// (the Go build, "retail", and the C one, "retail-c", skipped with the
+// reason when it does not build in this tree) and tool, b.N fresh
 // retail sessions are created (not measured), then each gets one call
 // (POST /v1/sessions/{id}/calls, in sequence) while the server's CPU is
 // measured; then they are deleted. With WEFT_BENCH_BASE the base build's
@@ -223,63 +264,70 @@ func BenchmarkServeAdminCall(b *testing.B) {
 				}
 				servers[k] = startServe(b, bd.root, args...)
 			}
-			for _, c := range serveRetailCalls {
-				b.Run(c.tool, func(b *testing.B) {
-					const batch = 100
-					body := `{"tool":"` + c.tool + `","arguments":` + c.args + `}`
-					cpu := make([]time.Duration, len(servers))
-					lat := make([][]time.Duration, len(servers))
-					b.ResetTimer()
-					b.StopTimer()
-					for done := 0; done < b.N; {
-						n := min(batch, b.N-done)
-						for k, w := range servers {
-							ids := make([]string, n)
-							for i := range ids {
-								var s struct {
-									ID string `json:"id"`
-								}
-								w.do(b, "POST", "/v1/sessions", `{"modules":["retail"]}`, http.StatusCreated, &s)
-								ids[i] = s.ID
-							}
-							time.Sleep(20 * time.Millisecond) // let the creations' garbage collection finish
-							if k == 0 {
-								b.StartTimer()
-							}
-							c0 := w.cpu(b)
-							for _, id := range ids {
-								var res struct {
-									Result struct {
-										IsError bool `json:"isError"`
-									} `json:"result"`
-								}
-								t := time.Now()
-								w.do(b, "POST", "/v1/sessions/"+id+"/calls", body, http.StatusOK, &res)
-								lat[k] = append(lat[k], time.Since(t))
-								if res.Result.IsError {
-									b.Fatalf("%s: tool error", c.tool)
-								}
-							}
-							cpu[k] += w.cpu(b) - c0
-							if k == 0 {
-								b.StopTimer()
-							}
-							for _, id := range ids {
-								w.do(b, "DELETE", "/v1/sessions/"+id, "", http.StatusNoContent, nil)
-							}
-						}
-						done += n
+			for _, rm := range retailModules(b) {
+				b.Run("module="+rm.name, func(b *testing.B) {
+					if rm.skip != "" {
+						b.Skip(rm.skip)
 					}
-					for k, bd := range builds {
-						prefix := ""
-						if k > 0 {
-							prefix = bd.name + "-"
-						}
-						b.ReportMetric(float64(cpu[k].Microseconds())/float64(b.N), prefix+"server-cpu-µs/call")
-						reportLatency(b, lat[k], prefix)
-					}
-					if len(builds) > 1 {
-						b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "head/base-cpu")
+					for _, c := range serveRetailCalls {
+						b.Run(c.tool, func(b *testing.B) {
+							const batch = 100
+							body := `{"tool":"` + c.tool + `","arguments":` + c.args + `}`
+							cpu := make([]time.Duration, len(servers))
+							lat := make([][]time.Duration, len(servers))
+							b.ResetTimer()
+							b.StopTimer()
+							for done := 0; done < b.N; {
+								n := min(batch, b.N-done)
+								for k, w := range servers {
+									ids := make([]string, n)
+									for i := range ids {
+										var s struct {
+											ID string `json:"id"`
+										}
+										w.do(b, "POST", "/v1/sessions", `{"modules":["`+rm.name+`"]}`, http.StatusCreated, &s)
+										ids[i] = s.ID
+									}
+									time.Sleep(20 * time.Millisecond) // let the creations' garbage collection finish
+									if k == 0 {
+										b.StartTimer()
+									}
+									c0 := w.cpu(b)
+									for _, id := range ids {
+										var res struct {
+											Result struct {
+												IsError bool `json:"isError"`
+											} `json:"result"`
+										}
+										t := time.Now()
+										w.do(b, "POST", "/v1/sessions/"+id+"/calls", body, http.StatusOK, &res)
+										lat[k] = append(lat[k], time.Since(t))
+										if res.Result.IsError {
+											b.Fatalf("%s: tool error", c.tool)
+										}
+									}
+									cpu[k] += w.cpu(b) - c0
+									if k == 0 {
+										b.StopTimer()
+									}
+									for _, id := range ids {
+										w.do(b, "DELETE", "/v1/sessions/"+id, "", http.StatusNoContent, nil)
+									}
+								}
+								done += n
+							}
+							for k, bd := range builds {
+								prefix := ""
+								if k > 0 {
+									prefix = bd.name + "-"
+								}
+								b.ReportMetric(float64(cpu[k].Microseconds())/float64(b.N), prefix+"server-cpu-µs/call")
+								reportLatency(b, lat[k], prefix)
+							}
+							if len(builds) > 1 {
+								b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "head/base-cpu")
+							}
+						})
 					}
 				})
 			}

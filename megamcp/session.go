@@ -432,7 +432,7 @@ func (ss *Session) callLocked(ctx context.Context, req CallRequest) (*CallResult
 	rec.Result = res
 	if res != nil && rec.Error == nil && !res.IsError {
 		after, _ := ss.ws.Snapshot()
-		rec.RowsChanged = state.Diff(before, after).Count()
+		rec.RowsChanged = state.CountChanges(before, after)
 	}
 	rec.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	if err := ss.appendLocked(rec); err != nil {

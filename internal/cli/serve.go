@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ type serveFlags struct {
 	preload        []string
 	preloadAll     bool
 	moduleMemMiB   int
+	cpuProfile     string
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -106,6 +108,7 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.preloadAll, "preload-all", false, "load every name:latest module and synthesized server of the registry before serving (GET /v1/modules lists them)")
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	fl.IntVar(&f.moduleMemMiB, "module-memory-mib", 0, "memory budget in MiB of the compiled wasm modules kept resident (estimated compiled code + idle instances); over it the least recently used are evicted and recompiled from the compilation cache on their next call (0: no budget)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the server (go tool pprof) to this file, from start to shutdown")
 	return cmd
 }
 
@@ -162,8 +165,30 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if f.callTimeout < 0 {
 		return usageErrorf("--call-timeout: %s is negative (0 means the default, 2s)", f.callTimeout)
 	}
+	if f.checkpoint < 0 {
+		return usageErrorf("--checkpoint-interval: %s is negative (0 disables checkpoints)", f.checkpoint)
+	}
+	if f.sessionTimeout < 0 {
+		return usageErrorf("--mcp-idle-timeout: %s is negative (0 means never)", f.sessionTimeout)
+	}
 	if f.maxSessions == 0 || f.maxSessions < -1 {
 		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := pf.Close(); err != nil {
+				a.log().Error("--cpuprofile", "err", err)
+			}
+		}()
 	}
 	token := f.token
 	if token == "" {

@@ -41,6 +41,10 @@ func TestServeModuleMemoryFlag(t *testing.T) {
 	// Other serve limits a value could silently disable (new-user trial).
 	for _, bad := range []struct{ flag, val, want string }{
 		{"--call-timeout", "-1s", "weft: --call-timeout: -1s is negative (0 means the default, 2s)"},
+		{"--call-timeout", "-1ns", "weft: --call-timeout: -1ns is negative (0 means the default, 2s)"},
+		{"--call-timeout", "soon", `invalid argument "soon" for "--call-timeout"`},
+		{"--checkpoint-interval", "-1s", "weft: --checkpoint-interval: -1s is negative (0 disables checkpoints)"},
+		{"--mcp-idle-timeout", "-5m0s", "weft: --mcp-idle-timeout: -5m0s is negative (0 means never)"},
 		{"--max-sessions", "0", "weft: --max-sessions: 0; give at least 1, or -1 for no bound"},
 		{"--max-sessions", "-2", "weft: --max-sessions: -2; give at least 1, or -1 for no bound"},
 	} {

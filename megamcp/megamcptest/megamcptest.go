@@ -10,9 +10,12 @@ package megamcptest
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -189,4 +192,92 @@ func PutServer(t testing.TB, reg *module.Registry, dir string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// RetailCDir is the C retail module's folder (examples/modules/retail-c,
+// built with its Makefile: clang --target=wasm32-wasi); the environment
+// variable WEFT_RETAIL_C_DIR overrides it (another checkout's folder, read
+// only: the build runs in a temporary copy).
+func RetailCDir() string {
+	if d := os.Getenv("WEFT_RETAIL_C_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(Root(), "examples/modules/retail-c")
+}
+
+var (
+	retailCOnce sync.Once
+	retailCTar  []byte
+	retailCSkip string
+	retailCErr  error
+)
+
+// RetailC returns the tar of the C retail module (RetailCDir, its .c, .h
+// and .inc files and Makefile copied to a temporary folder and built there
+// with make) bundled with the Go retail module's schema and seed, built
+// once per process. When the folder is missing or make or clang is not
+// installed, tar is nil and skip says why; a build that fails fails t.
+func RetailC(t testing.TB) (tar []byte, skip string) {
+	t.Helper()
+	retailCOnce.Do(func() { retailCTar, retailCSkip, retailCErr = buildRetailC(context.Background()) })
+	if retailCErr != nil {
+		t.Fatalf("building the C retail module: %v", retailCErr)
+	}
+	return retailCTar, retailCSkip
+}
+
+func buildRetailC(ctx context.Context) ([]byte, string, error) {
+	src := RetailCDir()
+	if _, err := os.Stat(filepath.Join(src, "Makefile")); err != nil {
+		return nil, "the C retail module (" + src + "/Makefile) is not in this tree", nil
+	}
+	for _, tool := range []string{"make", "clang"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, "the C retail module needs " + tool + " (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32 make)", nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "weft-retail-c-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !(n == "Makefile" || strings.HasSuffix(n, ".c") || strings.HasSuffix(n, ".h") || strings.HasSuffix(n, ".inc")) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, n))
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, n), data, 0o644); err != nil {
+			return nil, "", err
+		}
+	}
+	mk := exec.CommandContext(ctx, "make", "-s", "-C", tmp, "retail.wasm")
+	if out, err := mk.CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("make -C %s retail.wasm (a copy of %s): %v\n%s", tmp, src, err, out)
+	}
+	wasm, err := os.ReadFile(filepath.Join(tmp, "retail.wasm"))
+	if err != nil {
+		return nil, "", err
+	}
+	rt, err := module.NewRuntime(ctx, module.Config{CacheDir: CacheDir()})
+	if err != nil {
+		return nil, "", err
+	}
+	defer rt.Close(ctx)
+	root := Root()
+	b, err := module.BundleWasmFile(ctx, rt, wasm, tmp, module.BuildOptions{
+		Schema: filepath.Join(root, "examples/modules/retail/retaildb/schema.sql"),
+		Seed:   filepath.Join(root, "examples/data/tau2-retail/db.state.json")})
+	if err != nil {
+		return nil, "", err
+	}
+	tar, err := b.Tar()
+	return tar, "", err
 }
