@@ -129,18 +129,113 @@ static big bn_add(const big *a, const big *b, bool negb) {
     return z;
 }
 
+/* Limb-array multiplication: z (zeroed, na + nb limbs) += a * b. Schoolbook
+ * below KARATSUBA_MIN limbs, Karatsuba above (math/big's Exp is
+ * sub-quadratic too; a 2^22-bit power would otherwise take seconds). */
+#define KARATSUBA_MIN 48
+
+static void mul_school(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *z) {
+    for (size_t i = 0; i < na; i++) {
+        uint64_t c = 0;
+        for (size_t j = 0; j < nb; j++) {
+            c += (uint64_t)a[i] * b[j] + z[i + j];
+            z[i + j] = (uint32_t)c;
+            c >>= 32;
+        }
+        for (size_t k = i + nb; c; k++) {
+            c += z[k];
+            z[k] = (uint32_t)c;
+            c >>= 32;
+        }
+    }
+}
+
+/* z[0..zn) += x[0..xn), carry propagated within z */
+static void limbs_add(uint32_t *z, size_t zn, const uint32_t *x, size_t xn) {
+    uint64_t c = 0;
+    size_t i = 0;
+    for (; i < xn; i++) {
+        c += (uint64_t)z[i] + x[i];
+        z[i] = (uint32_t)c;
+        c >>= 32;
+    }
+    for (; c && i < zn; i++) {
+        c += z[i];
+        z[i] = (uint32_t)c;
+        c >>= 32;
+    }
+}
+
+/* z[0..zn) -= x[0..xn) (no borrow out: z >= x) */
+static void limbs_sub(uint32_t *z, size_t zn, const uint32_t *x, size_t xn) {
+    int64_t c = 0;
+    size_t i = 0;
+    for (; i < xn; i++) {
+        c += (int64_t)z[i] - x[i];
+        z[i] = (uint32_t)c;
+        c = c < 0 ? -1 : 0;
+    }
+    for (; c && i < zn; i++) {
+        c += z[i];
+        z[i] = (uint32_t)c;
+        c = c < 0 ? -1 : 0;
+    }
+}
+
+static void mul_limbs(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *z) {
+    if (na < nb) {
+        const uint32_t *t = a; a = b; b = t;
+        size_t tn = na; na = nb; nb = tn;
+    }
+    if (nb < KARATSUBA_MIN) {
+        mul_school(a, na, b, nb, z);
+        return;
+    }
+    size_t m = (na + 1) / 2;
+    if (nb <= m) { /* unbalanced: a in slices of nb limbs */
+        uint32_t *t = calloc(2 * nb, sizeof *t);
+        if (!t) __builtin_trap();
+        for (size_t off = 0; off < na; off += nb) {
+            size_t len = na - off < nb ? na - off : nb;
+            memset(t, 0, 2 * nb * sizeof *t);
+            mul_limbs(a + off, len, b, nb, t);
+            limbs_add(z + off, na + nb - off, t, len + nb);
+        }
+        free(t);
+        return;
+    }
+    /* a = a1 B^m + a0, b = b1 B^m + b0 */
+    const uint32_t *a0 = a, *a1 = a + m, *b0 = b, *b1 = b + m;
+    size_t na1 = na - m, nb1 = nb - m;
+    size_t sn = m + 1;
+    uint32_t *sa = calloc(sn, sizeof *sa), *sb = calloc(sn, sizeof *sb);
+    uint32_t *z1 = calloc(2 * sn, sizeof *z1), *z0 = calloc(2 * m, sizeof *z0), *z2 = calloc(na1 + nb1, sizeof *z2);
+    if (!sa || !sb || !z1 || !z0 || !z2) __builtin_trap();
+    memcpy(sa, a0, m * sizeof *sa);
+    limbs_add(sa, sn, a1, na1);
+    memcpy(sb, b0, m * sizeof *sb);
+    limbs_add(sb, sn, b1, nb1);
+    mul_limbs(a0, m, b0, m, z0);
+    mul_limbs(a1, na1, b1, nb1, z2);
+    mul_limbs(sa, sn, sb, sn, z1);
+    limbs_sub(z1, 2 * sn, z0, 2 * m);
+    limbs_sub(z1, 2 * sn, z2, na1 + nb1);
+    limbs_add(z, na + nb, z0, 2 * m);
+    limbs_add(z + 2 * m, na + nb - 2 * m, z2, na1 + nb1);
+    size_t z1n = 2 * sn;
+    while (z1n && z1[z1n - 1] == 0) z1n--;
+    limbs_add(z + m, na + nb - m, z1, z1n);
+    free(sa);
+    free(sb);
+    free(z1);
+    free(z0);
+    free(z2);
+}
+
 static big bn_mul(const big *a, const big *b) {
     if (!a->n || !b->n) return bn_alloc(1);
     big z = bn_alloc(a->n + b->n);
-    for (size_t i = 0; i < a->n; i++) {
-        uint64_t c = 0;
-        for (size_t j = 0; j < b->n; j++) {
-            c += (uint64_t)a->d[i] * b->d[j] + z.d[i + j];
-            z.d[i + j] = (uint32_t)c;
-            c >>= 32;
-        }
-        z.d[i + b->n] = (uint32_t)c;
-    }
+    mul_limbs(a->d, a->n, b->d, b->n, z.d);
     z.n = a->n + b->n;
     z.neg = a->neg != b->neg;
     bn_norm(&z);
@@ -419,7 +514,7 @@ static double go_pow(double x, double y) {
             ae += xe;
         }
         x1 *= x1;
-        xe <<= 1;
+        xe *= 2;
         if (x1 < .5) {
             x1 += x1;
             xe--;
