@@ -222,28 +222,196 @@ static int get_order(buf *out, str id, order **o) {
     return 0;
 }
 
-/* method_of is getPaymentMethod on a loaded (maybe NULL) user. */
-static int method_of(buf *out, user *u, str id, payment_method **m) {
-    if (!u) return tool_error(out, "User not found");
-    *m = user_method(u, id);
+/* ---- lean reads ---------------------------------------------------------------
+ * The write tools need less of the user and the products than the full
+ * records the Go module reads (users + payment_methods + user_orders; products
+ * + variants + the options of every variant): a user's payment methods, a
+ * product's variants, and the options of one variant (the last new item,
+ * which modify_pending_order_items copies into the changed items). They are
+ * read here with one statement each instead of three, and decoded directly.
+ * The answers are the Go module's: rows are kept only when their key equals
+ * the id exactly (the engine's collation may match more loosely, as
+ * records.Assemble* filter too); a user without a payment method row, or a
+ * product without a variant row, is looked up in users / products (a second
+ * host call, only then) to tell "User not found" / "Product not found" from
+ * "Payment method not found" / "Variant not found". That a payment method
+ * row implies its user row (and a variant row its product row) holds for
+ * every state the retail tools can produce: the schema is loaded from
+ * db.json, and no tool deletes users or products or inserts methods or
+ * variants. */
+
+static const char *const SQL_METHODS =
+    "SELECT user_id, payment_method_id, source, brand, last_four, balance FROM payment_methods WHERE user_id = ? ORDER BY user_id, pos";
+static const char *const SQL_VARIANTS =
+    "SELECT product_id, item_id, available, price FROM variants WHERE product_id = ? ORDER BY product_id, pos";
+static const char *const SQL_VARIANT_OPTIONS =
+    "SELECT name, value FROM variant_options WHERE product_id = ? AND item_id = ? ORDER BY pos";
+
+/* cell readers; a cell of an unexpected type is a module bug (the schema
+ * fixes the types) */
+static bool cell_str(const sqlv *v, str *s) {
+    if (v->t != V_STR && v->t != V_BYTES && v->t != V_DECIMAL && v->t != V_JSON) return false;
+    *s = v->s;
+    return true;
+}
+
+static bool cell_float(const sqlv *v, double *f) {
+    switch (v->t) {
+    case V_FLOAT: *f = v->f; return true;
+    case V_INT: *f = (double)v->i; return true;
+    case V_UINT: *f = (double)v->u; return true;
+    default: return false;
+    }
+}
+
+static bool cell_bool(const sqlv *v, bool *b) {
+    switch (v->t) {
+    case V_INT: case V_BOOL: *b = v->i != 0; return true;
+    case V_UINT: *b = v->u != 0; return true;
+    default: return false;
+    }
+}
+
+static int bad_cell(buf *out, const char *table) {
+    out->len = 0;
+    buf_puts(out, "retail-c: ");
+    buf_puts(out, table);
+    buf_puts(out, ": a cell of an unexpected type");
+    return R_INTERNAL;
+}
+
+/* methods_of fills u (user_id, payment methods) from a SQL_METHODS result. */
+static int methods_of(buf *out, const sqlres *r, str user_id, user *u) {
+    u->user_id = user_id;
+    u->methods = AR_NEW(payment_method, r->nrows ? r->nrows : 1);
+    u->nmethods = 0;
+    if (r->nrows && r->ncols != 6) return bad_cell(out, "payment_methods");
+    for (size_t i = 0; i < r->nrows; i++) {
+        str uid;
+        payment_method m = {0};
+        const sqlv *c = CELL(r, i, 0);
+        if (!cell_str(&c[0], &uid) || !cell_str(&c[1], &m.id) || !cell_str(&c[2], &m.source))
+            return bad_cell(out, "payment_methods");
+        if (c[3].t != V_NULL) {
+            if (!cell_str(&c[3], &m.brand)) return bad_cell(out, "payment_methods");
+            m.has_brand = true;
+        }
+        if (c[4].t != V_NULL) {
+            if (!cell_str(&c[4], &m.last_four)) return bad_cell(out, "payment_methods");
+            m.has_last_four = true;
+        }
+        if (c[5].t != V_NULL) {
+            if (!cell_float(&c[5], &m.balance)) return bad_cell(out, "payment_methods");
+            m.has_balance = true;
+        }
+        if (str_eq(uid, user_id)) u->methods[u->nmethods++] = m;
+    }
+    return 0;
+}
+
+/* variants_of fills p (product_id, variants without options) from a
+ * SQL_VARIANTS result; *any: some row belongs to the product. */
+static int variants_of(buf *out, const sqlres *r, str pid, product *p) {
+    p->product_id = pid;
+    p->variants = AR_NEW(variant, r->nrows ? r->nrows : 1);
+    p->nvariants = 0;
+    if (r->nrows && r->ncols != 4) return bad_cell(out, "variants");
+    for (size_t i = 0; i < r->nrows; i++) {
+        str rp;
+        variant v = {0};
+        const sqlv *c = CELL(r, i, 0);
+        if (!cell_str(&c[0], &rp) || !cell_str(&c[1], &v.item_id) || !cell_bool(&c[2], &v.available) ||
+            !cell_float(&c[3], &v.price))
+            return bad_cell(out, "variants");
+        if (str_eq(rp, pid)) p->variants[p->nvariants++] = v;
+    }
+    return 0;
+}
+
+static int options_of(buf *out, const sqlres *r, options *o) {
+    o->v = AR_NEW(option, r->nrows ? r->nrows : 1);
+    o->n = r->nrows;
+    if (r->nrows && r->ncols != 2) return bad_cell(out, "variant_options");
+    for (size_t i = 0; i < r->nrows; i++)
+        if (!cell_str(CELL(r, i, 0), &o->v[i].name) || !cell_str(CELL(r, i, 1), &o->v[i].value))
+            return bad_cell(out, "variant_options");
+    return 0;
+}
+
+/* exists runs one keyed SELECT and tells whether a row's first cell equals id. */
+static int exists(buf *out, const char *sql, str id, bool *found) {
+    sqlbatch *b = sql_batch();
+    sqlv *a = AR_NEW(sqlv, 1);
+    a[0] = SV_STR(id);
+    sql_add(b, sql, 1, a);
+    sqlres *r;
+    int rc = sql_run(b, "query", out, &r);
+    if (rc) return rc;
+    *found = false;
+    for (size_t i = 0; i < r[0].nrows && !*found; i++) {
+        str s;
+        if (r[0].ncols && cell_str(CELL(&r[0], i, 0), &s) && str_eq(s, id)) *found = true;
+    }
+    return 0;
+}
+
+/* user_known: the user has payment methods (so exists), or was looked up. */
+typedef struct {
+    user u;
+    bool checked; /* existence known */
+    bool missing; /* no such user */
+} lean_user;
+
+/* method_of is getPaymentMethod: "User not found" / "Payment method not found". */
+static int method_of(buf *out, lean_user *lu, str id, payment_method **m) {
+    if (!lu->checked) {
+        if (lu->u.nmethods > 0) {
+            lu->checked = true;
+        } else {
+            bool found;
+            int rc = exists(out, "SELECT user_id, first_name, last_name, address1, address2, city, country, state, zip, email FROM users "
+                                 "WHERE user_id = ? ORDER BY pos", lu->u.user_id, &found);
+            if (rc) return rc;
+            lu->checked = true;
+            lu->missing = !found;
+        }
+    }
+    if (lu->missing) return tool_error(out, "User not found");
+    *m = user_method(&lu->u, id);
     if (!*m) return tool_error(out, "Payment method not found");
     return 0;
 }
 
-/* prefetch reads the order's user and the distinct products of the order
- * items the ids name (in first-seen order) in one host call, as the Go
- * module's prefetch(ctx, {o.UserID}, productsOf(o, ids)). prods[k] is the
- * product of pids[k]. */
+/* read_user reads a user's payment methods (one host call). */
+static int read_user(buf *out, str user_id, lean_user *lu) {
+    memset(lu, 0, sizeof *lu);
+    sqlbatch *b = sql_batch();
+    sqlv *a = AR_NEW(sqlv, 1);
+    a[0] = SV_STR(user_id);
+    sql_add(b, SQL_METHODS, 1, a);
+    sqlres *r;
+    int rc = sql_run(b, "query", out, &r);
+    if (rc) return rc;
+    return methods_of(out, &r[0], user_id, &lu->u);
+}
+
+/* prefetch reads, in one host call, the order's user's payment methods, the
+ * variants of the distinct products (first-seen order) of the order items
+ * the ids name (the Go module's prefetch(ctx, {o.UserID}, productsOf(o,
+ * ids))), and, when last_options, the options of the last pair's new
+ * variant. */
 typedef struct {
-    user *u;
+    lean_user lu;
     str *pids;
-    product **prods;
+    product *prods;
+    bool *checked, *missing; /* per product, as lean_user */
     size_t nprod;
 } prefetched;
 
-static int prefetch(buf *out, const order *o, const str *ids, size_t n, prefetched *pf) {
+static int prefetch(buf *out, const order *o, const str *ids, const str *nids, size_t n, bool last_options,
+                    prefetched *pf) {
+    memset(pf, 0, sizeof *pf);
     pf->pids = AR_NEW(str, n ? n : 1);
-    pf->nprod = 0;
     for (size_t i = 0; i < n; i++) {
         long pos = first_item(o, ids[i]);
         if (pos < 0) continue;
@@ -252,24 +420,69 @@ static int prefetch(buf *out, const order *o, const str *ids, size_t n, prefetch
         for (size_t k = 0; k < pf->nprod && !seen; k++) seen = str_eq(pf->pids[k], pid);
         if (!seen) pf->pids[pf->nprod++] = pid;
     }
-    pf->prods = AR_NEW(product *, pf->nprod ? pf->nprod : 1);
-    user **us = AR_NEW(user *, 1);
-    int rc = load_records(out, NULL, 0, NULL, &o->user_id, 1, us, pf->pids, pf->nprod, pf->prods);
+    size_t np = pf->nprod ? pf->nprod : 1;
+    pf->prods = AR_NEW(product, np);
+    pf->checked = AR_NEW(bool, np);
+    pf->missing = AR_NEW(bool, np);
+
+    sqlbatch *b = sql_batch();
+    sqlv *a = AR_NEW(sqlv, 1 + pf->nprod + 2);
+    a[0] = SV_STR(o->user_id);
+    sql_add(b, SQL_METHODS, 1, &a[0]);
+    for (size_t k = 0; k < pf->nprod; k++) {
+        a[1 + k] = SV_STR(pf->pids[k]);
+        sql_add(b, SQL_VARIANTS, 1, &a[1 + k]);
+    }
+    long lpos = n ? first_item(o, ids[n - 1]) : -1;
+    bool opts = last_options && lpos >= 0;
+    if (opts) {
+        a[1 + pf->nprod] = SV_STR(o->items[lpos].product_id);
+        a[2 + pf->nprod] = SV_STR(nids[n - 1]);
+        sql_add(b, SQL_VARIANT_OPTIONS, 2, &a[1 + pf->nprod]);
+    }
+    sqlres *r;
+    int rc = sql_run(b, "query", out, &r);
     if (rc) return rc;
-    pf->u = us[0];
+    if ((rc = methods_of(out, &r[0], o->user_id, &pf->lu.u))) return rc;
+    for (size_t k = 0; k < pf->nprod; k++)
+        if ((rc = variants_of(out, &r[1 + k], pf->pids[k], &pf->prods[k]))) return rc;
+    if (opts) {
+        options op;
+        if ((rc = options_of(out, &r[1 + pf->nprod], &op))) return rc;
+        for (size_t k = 0; k < pf->nprod; k++)
+            if (str_eq(pf->pids[k], o->items[lpos].product_id)) {
+                variant *v = product_variant(&pf->prods[k], nids[n - 1]);
+                if (v) v->options = op;
+            }
+    }
     return 0;
 }
 
-static product *prefetched_product(const prefetched *pf, str pid) {
-    for (size_t k = 0; k < pf->nprod; k++)
-        if (str_eq(pf->pids[k], pid)) return pf->prods[k];
-    return NULL;
+/* prefetched_product is getProduct on the prefetched products: NULL with
+ * the tool error "Product not found" in out (rc) when there is none. */
+static int prefetched_product(buf *out, prefetched *pf, str pid, product **p) {
+    for (size_t k = 0; k < pf->nprod; k++) {
+        if (!str_eq(pf->pids[k], pid)) continue;
+        if (!pf->checked[k]) {
+            pf->checked[k] = true;
+            if (pf->prods[k].nvariants == 0) {
+                bool found;
+                int rc = exists(out, "SELECT product_id, name FROM products WHERE product_id = ? ORDER BY pos", pid, &found);
+                if (rc) return rc;
+                pf->missing[k] = !found;
+            }
+        }
+        if (pf->missing[k]) break;
+        *p = &pf->prods[k];
+        return 0;
+    }
+    return tool_error(out, "Product not found");
 }
 
 /* price_diff is the Go module's priceDiff: the sum of new minus old prices
  * over the pairs, in order, checking each pair; *last is the last variant
  * looked at. */
-static int price_diff(buf *out, const order *o, const prefetched *pf, const str *old, const str *nw, size_t n,
+static int price_diff(buf *out, const order *o, prefetched *pf, const str *old, const str *nw, size_t n,
                       bool reject_same, double *diff, variant **last) {
     double d = 0.0;
     *last = NULL;
@@ -279,8 +492,9 @@ static int price_diff(buf *out, const order *o, const prefetched *pf, const str 
         long pos = first_item(o, old[i]);
         if (pos < 0) return fail3(out, "Item ", old[i], " not found");
         const order_item *it = &o->items[pos];
-        product *p = prefetched_product(pf, it->product_id);
-        if (!p) return tool_error(out, "Product not found");
+        product *p;
+        int rc = prefetched_product(out, pf, it->product_id, &p);
+        if (rc) return rc;
         variant *v = product_variant(p, nw[i]);
         if (!v) return tool_error(out, "Variant not found");
         if (!v->available) return fail3(out, "New item ", nw[i], " not found or available");
@@ -306,16 +520,16 @@ int t_cancel_pending_order(const jval *args, buf *out) {
     if (!str_eqz(reason, "no longer needed") && !str_eqz(reason, "ordered by mistake"))
         return tool_error(out, "Invalid reason");
     size_t n = o->npayments;
-    user *u = NULL;
+    lean_user lu = {0};
     if (n > 0) { /* Go loads the user at the first payment */
-        if ((rc = load_user(out, o->user_id, &u))) return rc;
+        if ((rc = read_user(out, o->user_id, &lu))) return rc;
     }
     payment_method **touched = AR_NEW(payment_method *, n ? n : 1);
     size_t nt = 0;
     for (size_t i = 0; i < n; i++) {
         const payment *p = &o->payments[i];
         payment_method *m;
-        if ((rc = method_of(out, u, p->payment_method_id, &m))) return rc;
+        if ((rc = method_of(out, &lu, p->payment_method_id, &m))) return rc;
         if (is_gift_card(m)) {
             set_balance(m, py_round2(balance(m) + p->amount));
             touched[nt++] = m;
@@ -329,7 +543,7 @@ int t_cancel_pending_order(const jval *args, buf *out) {
         ph[n + i] = (payment){S("refund"), o->payments[i].amount, o->payments[i].payment_method_id};
     o->payments = ph;
     o->npayments = 2 * n;
-    for (size_t i = 0; i < nt; i++) save_balance(u->user_id, touched[i]);
+    for (size_t i = 0; i < nt; i++) save_balance(o->user_id, touched[i]);
     save_order(o);
     add_payments(o, n);
     w_order(out, o, false);
@@ -356,12 +570,12 @@ int t_modify_pending_order_items(const jval *args, buf *out) {
     if (miss) return fail3(out, "", *miss, " not found");
     if (n != nn) return tool_error(out, "The number of items to be exchanged should match");
     prefetched pf;
-    if ((rc = prefetch(out, o, ids, n, &pf))) return rc;
+    if ((rc = prefetch(out, o, ids, nids, n, true, &pf))) return rc;
     double diff;
     variant *last;
     if ((rc = price_diff(out, o, &pf, ids, nids, n, true, &diff, &last))) return rc;
     payment_method *m;
-    if ((rc = method_of(out, pf.u, pmid, &m))) return rc;
+    if ((rc = method_of(out, &pf.lu, pmid, &m))) return rc;
     if (is_gift_card(m) && balance(m) < diff)
         return tool_error(out, "Insufficient gift card balance to pay for the new item");
 
@@ -385,7 +599,7 @@ int t_modify_pending_order_items(const jval *args, buf *out) {
     o->status = S("pending (item modified)");
 
     add_payments(o, from);
-    if (is_gift_card(m)) save_balance(pf.u->user_id, m);
+    if (is_gift_card(m)) save_balance(pf.lu.u.user_id, m);
     for (size_t pos = 0; pos < o->nitems; pos++)
         if (changed[pos]) save_item(o, pos);
     save_order(o);
@@ -412,13 +626,13 @@ int t_exchange_delivered_order_items(const jval *args, buf *out) {
     if (miss) return fail3(out, "Number of ", *miss, " not found.");
     if (n != nn) return tool_error(out, "The number of items to be exchanged should match.");
     prefetched pf;
-    if ((rc = prefetch(out, o, ids, n, &pf))) return rc;
+    if ((rc = prefetch(out, o, ids, nids, n, false, &pf))) return rc;
     double diff;
     variant *last;
     if ((rc = price_diff(out, o, &pf, ids, nids, n, false, &diff, &last))) return rc;
     diff = py_round2(diff);
     payment_method *m;
-    if ((rc = method_of(out, pf.u, pmid, &m))) return rc;
+    if ((rc = method_of(out, &pf.lu, pmid, &m))) return rc;
     if (is_gift_card(m) && balance(m) < diff)
         return tool_error(out, "Insufficient gift card balance to pay for the price difference");
     o->status = S("exchange requested");
@@ -467,10 +681,10 @@ int t_modify_pending_order_payment(const jval *args, buf *out) {
     int rc = get_order(out, arg_str(args, "order_id"), &o);
     if (rc) return rc;
     if (!str_contains(o->status, "pending")) return tool_error(out, "Non-pending order cannot be modified");
-    user *u;
-    if ((rc = load_user(out, o->user_id, &u))) return rc;
+    lean_user lu;
+    if ((rc = read_user(out, o->user_id, &lu))) return rc;
     payment_method *m;
-    if ((rc = method_of(out, u, pmid, &m))) return rc;
+    if ((rc = method_of(out, &lu, pmid, &m))) return rc;
     if (o->npayments != 1 || !str_eqz(o->payments[0].transaction_type, "payment"))
         return tool_error(out, "There should be exactly one payment for a pending order");
     payment first = o->payments[0];
@@ -488,13 +702,13 @@ int t_modify_pending_order_payment(const jval *args, buf *out) {
         touched[nt++] = m;
     }
     payment_method *old;
-    if ((rc = method_of(out, u, first.payment_method_id, &old))) return rc;
+    if ((rc = method_of(out, &lu, first.payment_method_id, &old))) return rc;
     if (is_gift_card(old)) {
         set_balance(old, py_round2(balance(old) + amount));
         touched[nt++] = old;
     }
     add_payments(o, 1);
-    for (size_t i = 0; i < nt; i++) save_balance(u->user_id, touched[i]);
+    for (size_t i = 0; i < nt; i++) save_balance(lu.u.user_id, touched[i]);
     w_order(out, o, false);
     return R_JSON;
 }
@@ -534,10 +748,10 @@ int t_return_delivered_order_items(const jval *args, buf *out) {
     int rc = get_order(out, arg_str(args, "order_id"), &o);
     if (rc) return rc;
     if (!str_eqz(o->status, "delivered")) return tool_error(out, "Non-delivered order cannot be returned");
-    user *u;
-    if ((rc = load_user(out, o->user_id, &u))) return rc;
+    lean_user lu;
+    if ((rc = read_user(out, o->user_id, &lu))) return rc;
     payment_method *m;
-    if ((rc = method_of(out, u, pmid, &m))) return rc;
+    if ((rc = method_of(out, &lu, pmid, &m))) return rc;
     if (!is_gift_card(m)) {
         if (o->npayments == 0) return tool_error(out, "The order has no payment");
         if (!str_eq(pmid, o->payments[0].payment_method_id))
