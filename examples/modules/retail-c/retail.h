@@ -69,7 +69,7 @@ struct jval {
 /* json_parse parses one JSON value (RFC 8259, whitespace around it allowed,
  * nothing after it) into the arena. Returns NULL on invalid JSON or nesting
  * deeper than JSON_MAX_DEPTH; *err (if not NULL) gets a short reason. */
-#define JSON_MAX_DEPTH 10000
+#define JSON_MAX_DEPTH 1000
 const jval *json_parse(str text, const char **err);
 
 /* json_get is the member key of object v (the last one when repeated, as
