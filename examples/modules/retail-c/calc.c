@@ -18,10 +18,11 @@
  * evaluation runs in the reference's post-order, so the first error is the
  * same. Here the parse is a validating pass and the evaluation a second
  * pass over the tokens (evaluating while it parses, in the same order),
- * recursing only on nesting (parentheses, unary signs, powers), not on the
- * length of a chain like 1+1+...+1. Nesting deeper than CALC_MAX_DEPTH is
- * the tool error "expression nested too deeply" (the Go module has no such
- * limit; CPython itself refuses 200 nested parentheses).
+ * recursing only on nesting (parentheses, powers), not on the length of a
+ * chain like 1+1+...+1 or ---1. More than CALC_MAX_DEPTH nested
+ * parentheses and powers is the tool error "expression nested too deeply"
+ * (the Go module has no such limit; CPython itself refuses 200 nested
+ * parentheses).
  *
  * Float power is Go's math.Pow (with its Exp and Log) ported operation by
  * operation, so results match the Go module's wasm build bit for bit rather
@@ -34,7 +35,7 @@
 
 #include "retail.h"
 
-#define CALC_MAX_DEPTH 400
+#define CALC_MAX_DEPTH 4000
 
 static const char *const E_SYNTAX = "invalid syntax";
 static const char *const E_DIVZERO = "division by zero";
@@ -795,7 +796,9 @@ static const char *p_power(calc *c, num *v) {
     if (err) return err;
     if (accept(c, 'p')) {
         num e;
+        if (++c->depth > CALC_MAX_DEPTH) return E_DEPTH;
         if ((err = p_factor(c, &e))) return err;
+        c->depth--;
         if (c->eval) {
             num z;
             if ((err = bin_op('p', v, &e, &z))) return err;
@@ -806,23 +809,22 @@ static const char *p_power(calc *c, num *v) {
 }
 
 static const char *p_factor(calc *c, num *v) {
-    if (++c->depth > CALC_MAX_DEPTH) return E_DEPTH;
-    const char *err;
-    if (accept(c, '-')) {
-        if ((err = p_factor(c, v))) return err;
-        if (c->eval) {
-            if (v->is_int) {
-                if (v->i.n) v->i.neg = !v->i.neg;
-            } else {
-                v->f = -v->f;
-            }
-        }
-    } else if (accept(c, '+')) {
-        if ((err = p_factor(c, v))) return err;
-    } else if ((err = p_power(c, v))) {
-        return err;
+    /* ("-" | "+")* power, the signs counted rather than recursed on: the
+     * reference applies them innermost first, and negation cannot fail */
+    bool neg = false;
+    for (;;) {
+        if (accept(c, '-')) neg = !neg;
+        else if (!accept(c, '+')) break;
     }
-    c->depth--;
+    const char *err = p_power(c, v);
+    if (err) return err;
+    if (c->eval && neg) {
+        if (v->is_int) {
+            if (v->i.n) v->i.neg = !v->i.neg;
+        } else {
+            v->f = -v->f;
+        }
+    }
     return NULL;
 }
 

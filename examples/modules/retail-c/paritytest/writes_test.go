@@ -201,7 +201,8 @@ func calcExprs(n int) []string {
 		"123.456 ** 2.5", "(-3.5) ** 3", "0.5 ** 1100", "10 ** -400", "12 / -4", "0 / -5", "-(0.0)", "((2))", "2 **",
 		"(", ")", "1 +", "1 ++ 2", "1 // // 2", "1 / 2 / 3 / 4", "12.5 // 0.1", "-12.5 // 0.1", "1e", "a", "1,5",
 		"\u0661", "1_000", "2\x00", strings.Repeat("(", 150) + "1" + strings.Repeat(")", 150), strings.Repeat("-", 300) + "1",
-		strings.Repeat("1+", 3000) + "1",
+		strings.Repeat("1+", 3000) + "1", strings.Repeat("(", 3998) + "1" + strings.Repeat(")", 3998),
+		strings.Repeat("-", 20001) + "1", strings.Repeat("1**", 3998) + "1", strings.Repeat("(-1**", 1000) + "2" + strings.Repeat(")", 1000),
 	}
 	r := rand.New(rand.NewSource(7))
 	num := func() string {
@@ -280,4 +281,16 @@ func TestCalculateParity(t *testing.T) {
 		t.Errorf("%d of %d expressions are errors", errs, len(exprs))
 	}
 	t.Logf("%d expressions, %d errors", len(exprs), errs)
+}
+
+// TestCalculateNestingLimit: the one documented difference from the Go
+// module (calc.c): more than 4,000 nested parentheses and powers is a tool
+// error in C (a fixed wasm stack), a value in Go.
+func TestCalculateNestingLimit(t *testing.T) {
+	f := setup(t)
+	args, _ := json.Marshal(map[string]string{"expression": strings.Repeat("(", 4001) + "1" + strings.Repeat(")", 4001)})
+	got := call(f.c, f.session(), "calculate", args)
+	if !got.IsError || got.Text != "expression nested too deeply" {
+		t.Errorf("C answered %+v", got)
+	}
 }
