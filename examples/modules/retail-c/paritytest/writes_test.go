@@ -294,3 +294,27 @@ func TestCalculateNestingLimit(t *testing.T) {
 		t.Errorf("C answered %+v", got)
 	}
 }
+
+// FuzzCalculateParity: any expression gets the Go module's answer from the
+// C module, byte for byte (but past the C module's nesting limit).
+// Corpus: testdata/fuzz/FuzzCalculateParity.
+func FuzzCalculateParity(f *testing.F) {
+	for _, e := range calcExprs(0)[:40] {
+		f.Add(e)
+	}
+	fx := setup(f)
+	sc, sg := fx.session(), fx.session()
+	f.Fuzz(func(t *testing.T, expr string) {
+		args, err := json.Marshal(map[string]string{"expression": expr})
+		if err != nil {
+			t.Skip()
+		}
+		got, want := call(fx.c, sc, "calculate", args), call(fx.gomod, sg, "calculate", args)
+		if got.IsError && got.Text == "expression nested too deeply" {
+			return
+		}
+		if got != want {
+			t.Errorf("calculate(%q): C %+v, Go %+v", expr, got, want)
+		}
+	})
+}
