@@ -55,7 +55,9 @@ func TestHostileArguments(t *testing.T) {
 		{"cancel_pending_order", `{"order_id":"` + huge + `","reason":"no longer needed"}`},
 		{"modify_pending_order_items", `{"order_id":"#W4776164","item_ids":["8349118980","8349118980"],"new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`},
 		{"modify_pending_order_items", `{"order_id":"#W4776164","item_ids":"8349118980","new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`},
-		{"modify_pending_order_items", `{"order_id":"#W4776164","item_ids":[1],"new_item_ids":[2],"payment_method_id":"credit_card_9513926"}`},
+		// one bad member only: with two, which one the host's schema check
+		// names varies from call to call (the same schema, the same input)
+		{"modify_pending_order_items", `{"order_id":"#W4776164","item_ids":[1],"new_item_ids":["9647292434"],"payment_method_id":"credit_card_9513926"}`},
 		{"modify_pending_order_payment", `{"order_id":"#W4776164","payment_method_id":"gift_card_0000000"}`},
 		{"modify_user_address", `{"user_id":"yusuf_rossi_9620","address1":"` + huge + `","address2":"","city":"x","state":"y","country":"z","zip":"1"}`},
 		{"return_delivered_order_items", `{"order_id":"#W2378156","item_ids":[],"payment_method_id":"credit_card_9513926"}`},
