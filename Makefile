@@ -75,7 +75,7 @@ test:
 # The tool-module suites through the CLI, as module authors run them: the
 # retail module and the airline server (examples/servers/tau2-airline)
 # against the tau2-bench reference outputs (both public oracle files of
-# each, scripts/oracle-test.sh DOMAIN FILE) and the C module (examples/modules/c-notes, needs Debian's clang, lld,
+# each, scripts/oracle-test.sh DOMAIN FILE; the retail module in C, examples/modules/retail-c, too) and the C module (examples/modules/c-notes, needs Debian's clang, lld,
 # wasi-libc and libclang-rt-dev-wasm32) against its own cases. They use a
 # private registry and compilation cache under build/.
 MODULE_ENV := WEFT_REGISTRY=$(CURDIR)/build/registry
@@ -114,6 +114,8 @@ module-test: build
 	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	scripts/oracle-test.sh retail $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh retail $(ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh retail-c $(ORACLE)/tasks-train.json
+	scripts/oracle-test.sh retail-c $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh retail-spec $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh retail-spec $(ORACLE)/fuzz-public.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
@@ -126,6 +128,7 @@ module-test-slice: build
 	$(MODULE_ENV) $(BIN) module build ./modules/interp $(MODULE_FLAGS) > /dev/null
 	scripts/oracle-test.sh retail $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh retail $(ORACLE)/fuzz-public.json
+	scripts/oracle-test.sh retail-c $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh retail-spec $(ORACLE)/tasks-train.json
 	scripts/oracle-test.sh airline $(AIRLINE_ORACLE)/tasks-train.json
 	scripts/oracle-test.sh bfcl $(BFCL_ORACLE)/tasks-public.json

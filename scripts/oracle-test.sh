@@ -12,6 +12,9 @@
 # DOMAIN:
 #   retail   the hand-written Go module examples/modules/retail (compiled to
 #            wasm, run by `weft module test`)
+#   retail-c the same domain as the C module examples/modules/retail-c
+#            (built with its Makefile: clang, lld, wasi-libc), run by
+#            `weft module test` on the same schema and seed
 #   retail-spec
 #            the tau2 retail domain re-expressed in the synthesized-server
 #            format, examples/servers/tau2-retail, run by `weft module test`
@@ -40,7 +43,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: scripts/oracle-test.sh [--native] DOMAIN CASES_FILE   (DOMAIN: retail, retail-spec, airline, bfcl)" >&2
+	echo "usage: scripts/oracle-test.sh [--native] DOMAIN CASES_FILE   (DOMAIN: retail, retail-c, retail-spec, airline, bfcl)" >&2
 	exit 2
 }
 native=0
@@ -96,6 +99,15 @@ retail)
 		--seed examples/data/tau2-retail/db.state.json >&2
 	exec bin/weft module test retail "${cache[@]}" --cases "$cases"
 	;;
+retail-c)
+	make --no-print-directory build >&2
+	make --no-print-directory -C examples/modules/retail-c >&2
+	bin/weft module build ./examples/modules/retail-c "${cache[@]}" \
+		--wasm examples/modules/retail-c/retail.wasm \
+		--schema examples/modules/retail/retaildb/schema.sql \
+		--seed examples/data/tau2-retail/db.state.json >&2
+	exec bin/weft module test retail-c "${cache[@]}" --cases "$cases"
+	;;
 retail-spec | airline)
 	dir=./examples/servers/tau2-retail
 	[ "$domain" = airline ] && dir=./examples/servers/tau2-airline
@@ -112,7 +124,7 @@ bfcl)
 	go_oracle ./examples/modules/bfcl
 	;;
 *)
-	echo "oracle-test: unknown domain $domain (retail, retail-spec, airline, bfcl)" >&2
+	echo "oracle-test: unknown domain $domain (retail, retail-c, retail-spec, airline, bfcl)" >&2
 	usage
 	;;
 esac

@@ -1,0 +1,5 @@
+//go:build !race
+
+package paritytest
+
+const raceEnabled = false
