@@ -35,6 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weft-dev/weft/core/module"
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 )
 
@@ -90,8 +91,13 @@ const benchToken = "bench-token"
 // loopback port over a fresh copy of the test registry with args added,
 // and waits for its listening line.
 func startServe(b *testing.B, root string, args ...string) *servedWeft {
+	return startServeReg(b, root, megamcptest.Registry(b), nil, args...)
+}
+
+// startServeReg is startServe over the registry reg, with env
+// ("NAME=value") added to the child's environment.
+func startServeReg(b *testing.B, root string, reg *module.Registry, env []string, args ...string) *servedWeft {
 	bin := builtWeft(b, root)
-	reg := megamcptest.Registry(b)
 	full := append([]string{"serve", "--json", "--addr", "127.0.0.1:0", "--token", benchToken,
 		"--registry", reg.Dir(), "--cache-dir", megamcptest.CacheDir(), "--log-level", "error"}, args...)
 	cmd := exec.Command(bin, full...)
@@ -99,7 +105,7 @@ func startServe(b *testing.B, root string, args ...string) *servedWeft {
 	if procs == "" {
 		procs = "2"
 	}
-	cmd.Env = append(os.Environ(), "GOMAXPROCS="+procs)
+	cmd.Env = append(append(os.Environ(), "GOMAXPROCS="+procs), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -44,6 +44,8 @@ type serveFlags struct {
 	preload        []string
 	preloadAll     bool
 	moduleMemMiB   int
+	mcpResponse    string
+	mcpResumption  bool
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -106,6 +108,8 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.preloadAll, "preload-all", false, "load every name:latest module and synthesized server of the registry before serving (GET /v1/modules lists them)")
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	fl.IntVar(&f.moduleMemMiB, "module-memory-mib", 0, "memory budget in MiB of the compiled wasm modules kept resident (estimated compiled code + idle instances); over it the least recently used are evicted and recompiled from the compilation cache on their next call (0: no budget)")
+	fl.StringVar(&f.mcpResponse, "mcp-response", "sse", "how MCP answers a POSTed request: sse (a text/event-stream; a call's progress and log notifications on it) or json (one application/json body; notifications on the GET stream only; less CPU per call)")
+	fl.BoolVar(&f.mcpResumption, "mcp-resumption", true, "keep MCP SSE events in a memory store (10 MiB) so a client can resume a broken response stream with Last-Event-ID (false: less CPU per call)")
 	return cmd
 }
 
@@ -162,6 +166,9 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if f.callTimeout < 0 {
 		return usageErrorf("--call-timeout: %s is negative (0 means the default, 2s)", f.callTimeout)
 	}
+	if f.mcpResponse != "sse" && f.mcpResponse != "json" {
+		return usageErrorf("--mcp-response: %q; give sse or json", f.mcpResponse)
+	}
 	if f.maxSessions == 0 || f.maxSessions < -1 {
 		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
 	}
@@ -203,6 +210,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	h, err := srv.Handler(ctx, megamcp.HTTPOptions{
 		Token: token, DefaultModules: f.modules, SessionTimeout: f.sessionTimeout,
 		Registry: registry.NewHandler(reg, registry.HandlerOptions{}), Metrics: met,
+		JSONResponse: f.mcpResponse == "json", NoResumption: !f.mcpResumption,
 	})
 	if err != nil {
 		return err
@@ -233,7 +241,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	hs, hl := srv.HTTPServer(h, ln, megamcp.Limits{MaxConnections: f.maxConns})
 	base := "http://" + ln.Addr().String()
-	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions()), "module_memory_mib": srv.Runtime().Config().ModuleMemoryMiB}
+	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions()), "module_memory_mib": srv.Runtime().Config().ModuleMemoryMiB, "mcp_response": f.mcpResponse, "mcp_resumption": f.mcpResumption}
 	if pre != nil {
 		info["preloaded"], info["preloaded_servers"], info["preload_ms"] = pre.Loaded, pre.Servers, pre.Elapsed.Milliseconds()
 	}
