@@ -46,6 +46,9 @@ help:
 	@echo "make certify  certify every tau2 retail and airline task, and the task-generation figures on airline, retail-spec and Toucan (docs/certification.md)"
 	@echo "make scale-modules  SCALE_MODULES (500) distinct generated wasm modules under a SCALE_BUDGET_MIB (64) module memory budget: RSS, cold/warm first calls (docs/benchmarks.md)"
 	@echo "make scale-servers  every passing Toucan server (plus marked variants to SCALE_N) in one weft serve: RSS, registration, first-call latency (docs/benchmarks.md)"
+	@echo "  synth-figures, certify and scale-servers read SHARED_DATA (default ../shared/data, from this checkout): the"
+	@echo "  project's shared data folder (toucan-mcp/, tau2-airline/, bfcl-multiturn/; each README names its upstream"
+	@echo "  repository and commit); pass SHARED_DATA=/abs/path from a git worktree elsewhere (README, \"Shared data\")"
 	@echo "make proto   regenerate sdk/plugin/pluginpb/v2 from plugins/proto (protoc + pinned plugins)"
 	@echo "make queue-test  the work queue with real weft worker processes: same results, kill -9 of a worker, scaling 1-3 workers (docs/benchmarks.md)"
 	@echo "make clean   remove bin/ and bench.txt"
@@ -252,7 +255,10 @@ fuzz:
 # validated; then the CPU-per-server benchmark. SHARED_DATA holds
 # tau2-airline/, bfcl-multiturn/ and toucan-mcp/ (make test runs slices).
 SHARED_DATA ?= ../shared/data
+# Fails a target at once, naming the variable, when SHARED_DATA lacks $(1).
+need_shared = @test -e $(SHARED_DATA)/$(1) || { echo "make $@: $(SHARED_DATA)/$(1) not found: set SHARED_DATA to the shared data folder (README, \"Shared data\")" >&2; exit 2; }
 synth-figures:
+	$(call need_shared,toucan-mcp/servers.jsonl)
 	$(GO) run ./core/synth/cmd/synthfig -data $(SHARED_DATA) all
 	$(GO) test -run '^$$' -bench 'BenchmarkSynthesize' -benchtime 200x ./core/synth
 
@@ -261,6 +267,7 @@ synth-figures:
 # every airline task, then generation on airline, retail-spec and every
 # Toucan server of SHARED_DATA (make test runs slices).
 certify:
+	$(call need_shared,toucan-mcp/servers.jsonl)
 	$(GO) build -o build/weft-certify ./cmd/weft
 	mkdir -p build/certify
 	build/weft-certify synth certify examples/data/tau2-retail/tasks.json --server examples/servers/tau2-retail --out build/certify/tau2-retail.weft.json
@@ -299,7 +306,9 @@ compose-run:
 # first calls in new sessions. SCALE_N=10000 is issue 16's 10,000.
 # megamcp's TestManyServersSlice is the 50-server slice in make test.
 SCALE_N ?= 1000
-scale-servers: build
+scale-servers:
+	$(call need_shared,toucan-mcp/servers.jsonl)
+	$(MAKE) build
 	$(GO) run ./core/synth/cmd/synthscale -data $(SHARED_DATA) -weft $(BIN) -interp bin/weft-interp.bundle -n $(SCALE_N)
 
 # The NATS JetStream work queue with real processes (docs/design/033-work-queue.md):

@@ -95,8 +95,13 @@ const benchToken = "bench-token"
 // loopback port over a fresh copy of the test registry with args added,
 // and waits for its listening line.
 func startServe(b *testing.B, root string, args ...string) *servedWeft {
+	return startServeReg(b, root, benchRegistry(b), nil, args...)
+}
+
+// startServeReg is startServe over the registry reg, with env
+// ("NAME=value") added to the child's environment.
+func startServeReg(b *testing.B, root string, reg *module.Registry, env []string, args ...string) *servedWeft {
 	bin := builtWeft(b, root)
-	reg := benchRegistry(b)
 	full := append([]string{"serve", "--json", "--addr", "127.0.0.1:0", "--token", benchToken,
 		"--registry", reg.Dir(), "--cache-dir", megamcptest.CacheDir(), "--log-level", "error"}, args...)
 	if dir := os.Getenv("WEFT_BENCH_SERVE_PROFILE"); dir != "" && root == megamcptest.Root() {
@@ -109,7 +114,7 @@ func startServe(b *testing.B, root string, args ...string) *servedWeft {
 	if procs == "" {
 		procs = "2"
 	}
-	cmd.Env = append(os.Environ(), "GOMAXPROCS="+procs)
+	cmd.Env = append(append(os.Environ(), "GOMAXPROCS="+procs), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -341,7 +346,8 @@ func BenchmarkServeAdminCall(b *testing.B) {
 // on /mcp/sessions/{id}, then b.N tools/call of hello's list_notes
 // round-robin by 32 concurrent callers. Sub-benchmarks: without a data
 // directory, and with --data --fsync never (the ledger append per call).
-// Metrics: calls/s, server-cpu-µs/call, p50/p99 (the client's wall time).
+// Metrics: calls/s, server-cpu-µs/call, gen-cpu-µs/call (this process, the
+// SDK clients), p50/p99 (the client's wall time).
 func BenchmarkServeMCP(b *testing.B) {
 	n := benchSessions
 	if testing.Short() {
@@ -370,7 +376,7 @@ func BenchmarkServeMCP(b *testing.B) {
 				clients := connectMCP(b, w.hc, n, func(i int) string { return w.base + "/mcp/sessions/" + ids[i] })
 				params := &mcp.CallToolParams{Name: "list_notes", Arguments: map[string]any{}}
 				time.Sleep(100 * time.Millisecond)
-				var cpu time.Duration
+				var cpu, gen time.Duration
 				reportCalls(b, callPool(b, benchWorkers, func(i int) error {
 					res, err := clients[i%n].CallTool(ctx, params)
 					if err == nil && res.IsError {
@@ -379,12 +385,14 @@ func BenchmarkServeMCP(b *testing.B) {
 					return err
 				}, func(start bool) {
 					if start {
-						cpu = w.cpu(b)
+						cpu, gen = w.cpu(b), cpuTime()
 					} else {
-						cpu = w.cpu(b) - cpu
+						cpu, gen = w.cpu(b)-cpu, cpuTime()-gen
 					}
 				}))
 				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-µs/call")
+				// The SDK client's CPU (this process): the load generator's share of the cores.
+				b.ReportMetric(float64(gen.Microseconds())/float64(b.N), "gen-cpu-µs/call")
 			})
 		}
 	}

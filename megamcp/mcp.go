@@ -317,6 +317,21 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 	// Logger for transport events; nil uses the server's.
 	Logger *slog.Logger
+	// JSONResponse answers each POSTed request with one application/json
+	// body instead of a text/event-stream (both are Streamable HTTP, the
+	// client accepts either). Progress and log notifications of a call then
+	// go to the session's standalone SSE stream (GET), if the client opened
+	// one, instead of the call's own stream; there is no stream to resume.
+	// false (weft serve --mcp-response sse, the default): SSE.
+	JSONResponse bool
+	// NoResumption turns off SSE stream resumption: no event ids, no event
+	// store, so a client whose response stream broke cannot fetch the
+	// missed answer with Last-Event-ID (the call was still executed and
+	// recorded in the session's ledger; GET /v1/sessions/{id}/ledger lists
+	// it). false (weft serve --mcp-resumption, the default): every SSE
+	// event is kept in a memory event store of at most 10 MiB (oldest
+	// purged) for Last-Event-ID.
+	NoResumption bool
 }
 
 // Handler returns the HTTP handler of weft serve:
@@ -352,9 +367,12 @@ func (s *Server) Handler(ctx context.Context, opts HTTPOptions) (http.Handler, e
 	}
 	// The SDK logs every session connect at info; keep warnings and errors.
 	sdkLog := slog.New(minLevel{lg.Handler(), slog.LevelWarn})
-	// An event store lets clients resume an interrupted SSE stream
-	// (Last-Event-ID); the SDK bounds it (10 MiB, oldest events purged).
-	sopts := &mcp.StreamableHTTPOptions{Logger: sdkLog, SessionTimeout: opts.SessionTimeout, EventStore: mcp.NewMemoryEventStore(nil)}
+	sopts := &mcp.StreamableHTTPOptions{Logger: sdkLog, SessionTimeout: opts.SessionTimeout, JSONResponse: opts.JSONResponse}
+	if !opts.NoResumption {
+		// An event store lets clients resume an interrupted SSE stream
+		// (Last-Event-ID); the SDK bounds it (10 MiB, oldest events purged).
+		sopts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
 	defHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if defGroup == nil {
 			return nil

@@ -46,6 +46,8 @@ type serveFlags struct {
 	preloadAll     bool
 	moduleMemMiB   int
 	cpuProfile     string
+	mcpResponse    string
+	mcpResumption  bool
 }
 
 const serveLong = `Serve tool modules to MCP clients and trainers over HTTP (MegaMCP).
@@ -109,6 +111,8 @@ func newServeCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.mysqlAddr, "mysql-addr", "", "also serve sessions read-only over the MySQL protocol on this loopback HOST:PORT (user weft, password = the admin token, database = session id); empty: off")
 	fl.IntVar(&f.moduleMemMiB, "module-memory-mib", 0, "memory budget in MiB of the compiled wasm modules kept resident (estimated compiled code + idle instances); over it the least recently used are evicted and recompiled from the compilation cache on their next call (0: no budget)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the server (go tool pprof) to this file, from start to shutdown")
+	fl.StringVar(&f.mcpResponse, "mcp-response", "sse", "how MCP answers a POSTed request: sse (a text/event-stream; a call's progress and log notifications on it) or json (one application/json body; notifications on the GET stream only; less CPU per call)")
+	fl.BoolVar(&f.mcpResumption, "mcp-resumption", true, "keep MCP SSE events in a memory store (10 MiB) so a client can resume a broken response stream with Last-Event-ID (false: less CPU per call)")
 	return cmd
 }
 
@@ -171,6 +175,9 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if f.sessionTimeout < 0 {
 		return usageErrorf("--mcp-idle-timeout: %s is negative (0 means never)", f.sessionTimeout)
 	}
+	if f.mcpResponse != "sse" && f.mcpResponse != "json" {
+		return usageErrorf("--mcp-response: %q; give sse or json", f.mcpResponse)
+	}
 	if f.maxSessions == 0 || f.maxSessions < -1 {
 		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
 	}
@@ -228,6 +235,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	h, err := srv.Handler(ctx, megamcp.HTTPOptions{
 		Token: token, DefaultModules: f.modules, SessionTimeout: f.sessionTimeout,
 		Registry: registry.NewHandler(reg, registry.HandlerOptions{}), Metrics: met,
+		JSONResponse: f.mcpResponse == "json", NoResumption: !f.mcpResumption,
 	})
 	if err != nil {
 		return err
@@ -258,7 +266,7 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	hs, hl := srv.HTTPServer(h, ln, megamcp.Limits{MaxConnections: f.maxConns})
 	base := "http://" + ln.Addr().String()
-	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions()), "module_memory_mib": srv.Runtime().Config().ModuleMemoryMiB}
+	info := map[string]any{"addr": ln.Addr().String(), "mcp": base + "/mcp", "admin": base + "/v1", "data": f.data, "modules": f.modules, "sessions": len(srv.Sessions()), "module_memory_mib": srv.Runtime().Config().ModuleMemoryMiB, "mcp_response": f.mcpResponse, "mcp_resumption": f.mcpResumption}
 	if pre != nil {
 		info["preloaded"], info["preloaded_servers"], info["preload_ms"] = pre.Loaded, pre.Servers, pre.Elapsed.Milliseconds()
 	}
