@@ -2,15 +2,18 @@ package module
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	fshost "github.com/weft-dev/weft/hosts/fs"
 	"github.com/weft-dev/weft/sdk/abi"
@@ -279,16 +282,20 @@ func validateArgs(tool string, s *jsonschema.Schema, args json.RawMessage) error
 		return &ArgumentError{Tool: tool, Message: err.Error()}
 	}
 	leaf := deepest(ve)
-	return &ArgumentError{Tool: tool, Pointer: jsonPointer(leaf.InstanceLocation), Message: leaf.ErrorKind.LocalizedString(printer)}
+	return &ArgumentError{Tool: tool, Pointer: jsonPointer(leaf.InstanceLocation), Message: leafMessage(leaf)}
 }
 
-// deepest returns the first leaf cause with the longest instance location.
+// deepest returns the leaf cause with the longest instance location; ties
+// go to the earliest instance location (segment by segment, array indexes
+// numerically), then the earliest schema location, so the same arguments
+// always name the same failing value whatever order the validator walked
+// the object's members in (it walks a Go map).
 func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	best := e
 	var walk func(*jsonschema.ValidationError)
 	walk = func(v *jsonschema.ValidationError) {
 		if len(v.Causes) == 0 {
-			if len(v.InstanceLocation) > len(best.InstanceLocation) || len(best.Causes) > 0 {
+			if len(best.Causes) > 0 || deeperFirst(v, best) {
 				best = v
 			}
 			return
@@ -299,6 +306,65 @@ func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	}
 	walk(e)
 	return best
+}
+
+// deeperFirst reports whether leaf a goes before leaf b: longer instance
+// location, then earlier instance location, then earlier schema location,
+// then earlier keyword path.
+func deeperFirst(a, b *jsonschema.ValidationError) bool {
+	if la, lb := len(a.InstanceLocation), len(b.InstanceLocation); la != lb {
+		return la > lb
+	}
+	for i := range a.InstanceLocation {
+		if c := compareSegment(a.InstanceLocation[i], b.InstanceLocation[i]); c != 0 {
+			return c < 0
+		}
+	}
+	if a.SchemaURL != b.SchemaURL {
+		return a.SchemaURL < b.SchemaURL
+	}
+	return slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath()) < 0
+}
+
+// compareSegment orders two instance-location segments: array indexes
+// (decimal digits) numerically and before member names, names bytewise.
+func compareSegment(a, b string) int {
+	na, nb := isIndex(a), isIndex(b)
+	switch {
+	case na && nb:
+		if len(a) != len(b) {
+			return cmp.Compare(len(a), len(b))
+		}
+		return strings.Compare(a, b)
+	case na:
+		return -1
+	case nb:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func isIndex(s string) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// leafMessage is the leaf's message with the additional-properties list
+// sorted: the validator collects those names in map order.
+func leafMessage(v *jsonschema.ValidationError) string {
+	if k, ok := v.ErrorKind.(*kind.AdditionalProperties); ok {
+		k2 := *k
+		k2.Properties = slices.Sorted(slices.Values(k.Properties))
+		return k2.LocalizedString(printer)
+	}
+	return v.ErrorKind.LocalizedString(printer)
 }
 
 func jsonPointer(loc []string) string {

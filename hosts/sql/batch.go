@@ -81,8 +81,7 @@ func (h *Handler) serveOne(ctx context.Context, w *abi.SQLResultsWriter, s abi.S
 // executor's Query (rows) or Exec (res); reply is set when it was refused
 // or failed.
 func (h *Handler) run(ctx context.Context, q string, args []any) (rows *Rows, res Result, reply *ErrorReply) {
-	h.keyOnce.Do(func() { h.policyKey = h.Policy.key() })
-	kind, err := h.Policy.checkKeyed(h.policyKey, q)
+	kind, err := h.Policy.checkKeyed(h.policyKey(), q)
 	if err != nil {
 		var de *DeniedError
 		if errors.As(err, &de) {

@@ -8,8 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -72,10 +73,29 @@ type Handler struct {
 	// (the refusal is still returned to the guest as an sql error).
 	OnDenied func(*DeniedError)
 
-	// policyKey is Policy.key(), computed at the handler's first statement
-	// (Policy must not change after it): not once per statement.
-	keyOnce   sync.Once
-	policyKey string
+	// keyed is Policy.key() with the table lists it was computed from,
+	// computed at the handler's first statement and again whenever Policy's
+	// lists differ from those (a changed Policy, or names changed in place in
+	// a shared slice): a cached verdict is always the current policy's.
+	keyed atomic.Pointer[keyedPolicy]
+}
+
+type keyedPolicy struct {
+	owns, reads []string
+	key         string
+}
+
+// policyKey returns h.Policy.key(), recomputing it only when the policy's
+// table lists changed since the last statement. The comparison is a few
+// string compares (same bytes: pointer-equal), far below the key's sort.
+func (h *Handler) policyKey() string {
+	p := h.Policy
+	if k := h.keyed.Load(); k != nil && slices.Equal(k.owns, p.Owns) && slices.Equal(k.reads, p.Reads) {
+		return k.key
+	}
+	k := &keyedPolicy{owns: slices.Clone(p.Owns), reads: slices.Clone(p.Reads), key: p.key()}
+	h.keyed.Store(k)
+	return k.key
 }
 
 // Handle serves one weft_sql_v1 query request (JSON) and returns the

@@ -1,7 +1,9 @@
 package sqlhost
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +61,50 @@ func TestCheckCacheKeyUnambiguous(t *testing.T) {
 		if _, err := c.same.Check(c.stmt); !errors.As(err, &d) {
 			t.Errorf("%s under %+v: %v, want denied (a verdict cached for %+v was reused)", c.stmt, c.same, err, c.allowed)
 		}
+	}
+}
+
+// TestHandlerPolicyChangeNotCached: a Handler's verdicts come from the
+// process-wide cache under its policy's key. After a statement was allowed
+// (and its verdict cached), changing the handler's Policy (replaced, or a
+// table name changed in place in a shared slice) must refuse it, never
+// reuse the old policy's allow, and must not run it.
+func TestHandlerPolicyChangeNotCached(t *testing.T) {
+	const stmt = "UPDATE hpc_orders SET v = 1"
+	req := []byte(`{"sql":"` + stmt + `"}`)
+	owns := []string{"hpc_orders"}
+	f := &fakeExec{}
+	var denied []*DeniedError
+	h := &Handler{Exec: f, Policy: Policy{Owns: owns}, OnDenied: func(d *DeniedError) { denied = append(denied, d) }}
+	ctx := context.Background()
+	for i := range 3 { // allowed, then from the cache
+		if got := string(h.Handle(ctx, req)); !strings.Contains(got, `"error":null`) {
+			t.Fatalf("owner round %d: %s", i, got)
+		}
+	}
+	if len(f.calls) != 3 || len(denied) != 0 {
+		t.Fatalf("after 3 allowed: %d executed, %d denied; want 3, 0", len(f.calls), len(denied))
+	}
+
+	h.Policy = Policy{Reads: []string{"hpc_orders"}} // replaced: read-only now
+	got := string(h.Handle(ctx, req))
+	if !strings.Contains(got, `"kind":"denied"`) || !strings.Contains(got, "read-only") {
+		t.Fatalf("read-only policy: %s, want a denied read-only reply", got)
+	}
+	if len(f.calls) != 3 || len(denied) != 1 || !denied[0].Write || denied[0].Table != "hpc_orders" {
+		t.Fatalf("read-only policy: %d executed, denied %+v", len(f.calls), denied)
+	}
+
+	h.Policy = Policy{Owns: owns} // back: allowed again
+	if got := string(h.Handle(ctx, req)); !strings.Contains(got, `"error":null`) {
+		t.Fatalf("owner again: %s", got)
+	}
+	owns[0] = "hpc_other" // changed in place in the slice the policy shares
+	got = string(h.Handle(ctx, req))
+	if !strings.Contains(got, `"kind":"denied"`) || !strings.Contains(got, "not declared") {
+		t.Fatalf("in-place change: %s, want a denied not-declared reply", got)
+	}
+	if len(f.calls) != 4 || len(denied) != 2 || denied[1].Write {
+		t.Fatalf("in-place change: %d executed, denied %+v; want 4 executed", len(f.calls), denied)
 	}
 }
