@@ -165,6 +165,12 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if f.maxSessions == 0 || f.maxSessions < -1 {
 		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
 	}
+	if err := flagAtLeast("--max-connections", f.maxConns, 1, false); err != nil {
+		return err
+	}
+	if err := flagAtLeast("--max-mcp-sessions", f.maxMCPSessions, 1, true); err != nil {
+		return err
+	}
 	token := f.token
 	if token == "" {
 		token = os.Getenv("WEFT_TOKEN")
