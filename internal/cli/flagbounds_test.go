@@ -11,8 +11,8 @@ import (
 	"github.com/weft-dev/weft/megamcp/megamcptest"
 )
 
-// TestNumericFlagBounds: the numeric limits of weft serve and weft
-// rollout-service that a 0, a negative value or a
+// TestNumericFlagBounds: the numeric limits of weft serve, weft
+// rollout-service and weft synth validate that a 0, a negative value or a
 // G of 1 would silently disable (new-user trial F6, F14) are usage errors
 // (exit 2) before anything listens or is written, with -1 meaning no
 // bound where the flag documents it (--max-mcp-sessions, like
@@ -22,6 +22,7 @@ func TestNumericFlagBounds(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	serve := []string{"serve", "--json", "--addr", "127.0.0.1:0", "--module", "hello", "--registry", reg.Dir(), "--cache-dir", megamcptest.CacheDir(), "--token", "t", "--data", data}
 	rollout := []string{"rollout-service", repoFile("configs", "tau2-retail.hcl"), "--addr", "127.0.0.1:0", "--registry", t.TempDir(), "--cache-dir", megamcptest.CacheDir(), "--token", "t"}
+	validate := []string{"synth", "validate", repoFile("examples", "servers", "tau2-retail")}
 	for _, c := range []struct {
 		base       []string
 		flag, val  string
@@ -38,6 +39,7 @@ func TestNumericFlagBounds(t *testing.T) {
 		{rollout, "--max-pending", "-1", "weft: --max-pending: -1; give at least 1\n"},
 		{rollout, "--max-batch-tasks", "-5", "weft: --max-batch-tasks: -5; give at least 1\n"},
 		{rollout, "--max-group-size", "1", "weft: --max-group-size: 1; give at least 2\n"},
+		{validate, "--memory-budget", "-5", "weft: --memory-budget: -5 is negative (0 means the default, 268435456 bytes)\n"},
 	} {
 		t.Run(c.base[0]+c.flag+"="+c.val, func(t *testing.T) {
 			code, stdout, stderr := runCtx(t, t.Context(), append(c.base, c.flag, c.val)...)
