@@ -156,6 +156,12 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 }
 
 func runServe(ctx context.Context, a *app, f *serveFlags) error {
+	if err := flagAtLeast("--max-connections", f.maxConns, 1, false); err != nil {
+		return err
+	}
+	if err := flagAtLeast("--max-mcp-sessions", f.maxMCPSessions, 1, true); err != nil {
+		return err
+	}
 	if f.moduleMemMiB < 0 {
 		return usageErrorf("--module-memory-mib: %d is negative (0 means no budget)", f.moduleMemMiB)
 	}
@@ -164,12 +170,6 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	}
 	if f.maxSessions == 0 || f.maxSessions < -1 {
 		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
-	}
-	if err := flagAtLeast("--max-connections", f.maxConns, 1, false); err != nil {
-		return err
-	}
-	if err := flagAtLeast("--max-mcp-sessions", f.maxMCPSessions, 1, true); err != nil {
-		return err
 	}
 	token := f.token
 	if token == "" {
