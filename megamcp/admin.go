@@ -291,19 +291,19 @@ func (s *Server) AdminHandler() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/sessions/{id}/clock", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Time       time.Time `json:"time"`
-			Generation uint64    `json:"generation"`
+			Time       *time.Time `json:"time"` // nil: absent (0001-01-01 is a time, out of range)
+			Generation uint64     `json:"generation"`
 		}
 		if err := decodeBody(r, &req); err != nil {
 			writeError(w, err)
 			return
 		}
 		gen, err := generation(r, req.Generation)
-		if err == nil && req.Time.IsZero() {
+		if err == nil && req.Time == nil {
 			err = fmt.Errorf("%w: clock needs a time (RFC 3339)", ErrBadRequest)
 		}
 		if err == nil {
-			err = s.SetClock(r.Context(), r.PathValue("id"), gen, req.Time)
+			err = s.SetClock(r.Context(), r.PathValue("id"), gen, *req.Time)
 		}
 		if err != nil {
 			writeError(w, err)

@@ -207,6 +207,37 @@ func startWeft(t *testing.T, env *crashEnv, dataDir, fsync, callTimeout string) 
 	return p
 }
 
+// checkRefused starts a second weft serve on dataDir, held by the weft
+// serve of pid holder, and checks that it exits at once with status 1 and
+// the error naming the directory and the holder.
+func checkRefused(t *testing.T, env *crashEnv, dataDir string, holder int) {
+	t.Helper()
+	cmd := exec.Command(env.bin, "serve", "--addr", "127.0.0.1:0", "--data", dataDir,
+		"--registry", env.registry, "--cache-dir", env.cache)
+	cmd.Env = append(os.Environ(), "WEFT_TOKEN="+crashToken)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("second weft serve on a held --data: %v, want exit status 1\n%s", err, stderr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("second weft serve on a held --data still runs after 2 minutes\n%s", stderr.String())
+	}
+	want := fmt.Sprintf("%s is used by another weft serve (pid %d)", dataDir, holder)
+	if !strings.Contains(stderr.String(), want) || stdout.Len() != 0 {
+		t.Fatalf("second weft serve: stdout %q, stderr %q; want the error %q", stdout.String(), stderr.String(), want)
+	}
+}
+
 // checkpointMetrics summarizes weft's checkpoint metrics (/metrics).
 func checkpointMetrics(ctx context.Context, api *apiClient) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -670,6 +701,9 @@ func runCrash(t *testing.T, env *crashEnv, cfg crashConfig) {
 	// 3. Restart on the same data; check every session.
 	p2 := startWeft(t, env, dataDir, cfg.fsync, "")
 	t.Logf("restarted: listening after %v", p2.startup.Round(time.Millisecond))
+	// The killed server's lock died with it; the new one holds the data
+	// directory: a third weft serve on it is refused before it recovers.
+	checkRefused(t, env, dataDir, p2.cmd.Process.Pid)
 	// Verification runs replays: CPU-bound, so on fewer goroutines.
 	vworkers := min(cfg.workers, 2*runtime.NumCPU())
 	api = newAPIClient(p2.base, vworkers)

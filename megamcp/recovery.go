@@ -280,7 +280,21 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (replayed int, 
 	}
 	r := s.newReplayer(g, base, meta)
 	var ck checkpointInfo
-	if c, v, anchor, err := s.loadCheckpoint(ctx, dir, meta, recs); errors.Is(err, ErrCorruptLedger) {
+	var ahead *checkpointAheadError
+	staleCheckpoint := false
+	if c, v, anchor, err := s.loadCheckpoint(ctx, dir, meta, recs); errors.As(err, &ahead) && cut.Bytes > 0 {
+		// A torn last frame that the checkpoint covers: that append was
+		// acknowledged, and a crash or a full disk tore it afterwards. Its
+		// loss is the torn record alone: the checkpoint (which holds its
+		// effect) is refused and removed, the complete records before it
+		// are replayed.
+		s.log.Error("ledger: torn tail covered by the checkpoint: the torn records were acknowledged and are lost; replaying the complete records", "session", id,
+			"checkpoint_covers", ahead.covers, "records_kept", ahead.has, "records_lost", ahead.covers-ahead.has)
+		if s.met != nil {
+			s.met.checkpointsRefused.Inc()
+		}
+		staleCheckpoint = true
+	} else if errors.Is(err, ErrCorruptLedger) {
 		w.close()
 		return 0, false, err
 	} else if err != nil && classify(err) == classTransient {
@@ -313,6 +327,12 @@ func (s *Server) recoverSession(ctx context.Context, dir string) (replayed int, 
 	if err := w.cutTail(); err != nil {
 		w.close()
 		return 0, false, err
+	}
+	if staleCheckpoint {
+		if err := os.Remove(filepath.Join(dir, "checkpoint.json")); err != nil {
+			w.close()
+			return 0, false, err
+		}
 	}
 	if cut.Bytes > 0 {
 		s.log.Warn("ledger: torn tail cut (an append that was never acknowledged)", "session", id,
@@ -392,7 +412,7 @@ func (s *Server) loadCheckpoint(ctx context.Context, dir string, meta sessionMet
 		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
 	}
 	if ck.Index > uint64(len(recs)) {
-		return nil, nil, nil, fmt.Errorf("%w: the checkpoint covers %d records but the ledger has %d: acknowledged records are missing", ErrCorruptLedger, ck.Index, len(recs))
+		return nil, nil, nil, &checkpointAheadError{covers: ck.Index, has: uint64(len(recs))}
 	}
 	if err := checkpointFits(&ck, meta, recs[:ck.Index]); err != nil {
 		return nil, nil, nil, fmt.Errorf("checkpoint.json: %w", err)
@@ -410,6 +430,17 @@ func (s *Server) loadCheckpoint(ctx context.Context, dir string, meta sessionMet
 	}
 	return &ck, v, anchor, nil
 }
+
+// checkpointAheadError: the checkpoint covers more records than the
+// ledger has (acknowledged records are missing). It is ErrCorruptLedger,
+// except after a torn tail (see recoverSession).
+type checkpointAheadError struct{ covers, has uint64 }
+
+func (e *checkpointAheadError) Error() string {
+	return fmt.Sprintf("%v: the checkpoint covers %d records but the ledger has %d: acknowledged records are missing", ErrCorruptLedger, e.covers, e.has)
+}
+
+func (e *checkpointAheadError) Unwrap() error { return ErrCorruptLedger }
 
 // checkpointFits checks a checkpoint's bookkeeping against the ledger
 // records it claims to cover: the number of tool calls, the generation,

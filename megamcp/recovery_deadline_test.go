@@ -43,6 +43,7 @@ func TestRecoveryReplayDeadline(t *testing.T) {
 	want := s1.Sessions()
 	// Crash (s1 abandoned, no final checkpoint); restart with a deadline the
 	// replay cannot meet.
+	megamcp.Abandon(s1)
 	s2, err := open(time.Microsecond)
 	if err != nil {
 		t.Fatalf("restart: %v", err)

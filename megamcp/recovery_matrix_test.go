@@ -327,9 +327,10 @@ func TestRecoveryMatrix(t *testing.T) {
 	t.Run("bit-flipped last frame", func(t *testing.T) {
 		f := newRecoveryFixture(t)
 		// Session 1: the final checkpoint covers the last frame, so it
-		// was acknowledged: damage, set aside whole. Session 2: no
-		// checkpoint covers it: cut like a torn tail, and the log and
-		// metrics say what was cut.
+		// was acknowledged: the frame is lost (error log), the checkpoint
+		// is removed and the complete frames before it are kept. Session
+		// 2: no checkpoint covers it: cut like a torn tail, and the log
+		// and metrics say what was cut. Neither is set aside.
 		flipped := map[string][]byte{}
 		flip := func(id string) {
 			p := filepath.Join(f.dir, "sessions", id, "ledger.wal")
@@ -345,14 +346,20 @@ func TestRecoveryMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(f.want[f.ids[0]], digestOf(t, s, f.ids[0])); d != "" || len(s.Sessions()) != 2 {
+		if d := cmp.Diff(f.want[f.ids[0]], digestOf(t, s, f.ids[0])); d != "" || len(s.Sessions()) != 3 {
 			t.Fatalf("undamaged session (-want +got):\n%s\nlive: %v", d, s.Sessions())
 		}
-		if kept, err := os.ReadFile(filepath.Join(f.dir, "sessions", f.ids[1]+".failed", "ledger.wal")); err != nil || !bytes.Equal(kept, flipped[f.ids[1]]) {
-			t.Fatalf("covered frame flipped: not set aside whole: %d bytes of %d, %v", len(kept), len(flipped[f.ids[1]]), err)
+		if got := digestOf(t, s, f.ids[1]); got.Records != f.want[f.ids[1]].Records-1 || got.Calls != f.want[f.ids[1]].Calls-1 {
+			t.Fatalf("covered frame flipped: %+v, want the %d records before it", got, f.want[f.ids[1]].Records-1)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "sessions", f.ids[1], "checkpoint.json")); !os.IsNotExist(err) {
+			t.Fatalf("covered frame flipped: the checkpoint covering it is kept (%v)", err)
+		}
+		if !strings.Contains(lb.String(), "torn tail covered by the checkpoint") || !strings.Contains(lb.String(), "records_lost=1") {
+			t.Errorf("no error line for the lost covered frame:\n%s", lb)
 		}
 		got := digestOf(t, s, f.ids[2])
-		if got.Records != f.want[f.ids[2]].Records-1 || metricValue(met.tailCutRecords) != 1 {
+		if got.Records != f.want[f.ids[2]].Records-1 || metricValue(met.tailCutRecords) != 2 {
 			t.Fatalf("uncovered frame flipped: %d records (want %d), %v cut", got.Records, f.want[f.ids[2]].Records-1, metricValue(met.tailCutRecords))
 		}
 		if !strings.Contains(lb.String(), "torn tail cut") || !strings.Contains(lb.String(), "records_kept=5") {

@@ -108,6 +108,7 @@ type Server struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+	unlock func() // releases the data directory's lock (nil: no DataDir)
 
 	health atomic.Pointer[writeHealth] // see Health
 }
@@ -155,13 +156,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 				return nil, fmt.Errorf("%w: %v", ErrDataDir, err)
 			}
 		}
+		unlock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
 		if err := s.probeWritable(); err != nil {
+			unlock()
 			return nil, err
 		}
 		if err := s.recover(ctx); err != nil {
 			s.closeSessions()
+			unlock()
 			return nil, err
 		}
+		s.unlock = unlock
 	}
 	if cfg.DataDir != "" && cfg.CheckpointInterval > 0 {
 		go s.checkpointLoop()
@@ -193,6 +201,9 @@ func (s *Server) Close() error {
 		errs = append(errs, s.checkpointAll(true))
 	}
 	errs = append(errs, s.closeSessions())
+	if s.unlock != nil {
+		s.unlock()
+	}
 	return errors.Join(errs...)
 }
 

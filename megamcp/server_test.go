@@ -396,6 +396,7 @@ func TestRecovery(t *testing.T) {
 	f.Close()
 
 	// "Crash": s1 is abandoned without Close; s2 recovers from disk.
+	Abandon(s1)
 	s2 := newServer(t, dir, reg)
 	defer s2.Close()
 	for id, w := range want {

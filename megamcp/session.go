@@ -79,7 +79,8 @@ type CreateOptions struct {
 	Version string `json:"version,omitempty"`
 	// Seed seeds the random streams of the session's calls.
 	Seed uint64 `json:"seed,omitempty"`
-	// Clock is the virtual clock's start; zero is module.DefaultEpoch.
+	// Clock is the virtual clock's start; zero is module.DefaultEpoch,
+	// outside [MinClock, MaxClock] an ErrBadRequest.
 	Clock time.Time `json:"clock,omitzero"`
 
 	ephemeral bool
@@ -146,6 +147,8 @@ func (s *Server) create(ctx context.Context, opts CreateOptions) (*Session, erro
 	clock := opts.Clock
 	if clock.IsZero() {
 		clock = module.DefaultEpoch
+	} else if err := checkClock(clock); err != nil {
+		return nil, err
 	}
 	digests := make([]string, len(g.modules))
 	for i, m := range g.modules {
@@ -513,10 +516,15 @@ func (s *Server) Restore(ctx context.Context, id string, gen uint64, vid string)
 	return ss.gen, nil
 }
 
-// SetClock sets the session's virtual clock (recorded in the ledger).
+// SetClock sets the session's virtual clock (recorded in the ledger). A
+// time outside [MinClock, MaxClock] is refused with ErrBadRequest, the
+// clock and the ledger unchanged.
 func (s *Server) SetClock(ctx context.Context, id string, gen uint64, t time.Time) error {
 	ss, err := s.Session(id)
 	if err != nil {
+		return err
+	}
+	if err := checkClock(t); err != nil {
 		return err
 	}
 	if err := ss.lock(ctx, gen); err != nil {

@@ -102,6 +102,17 @@ func serviceDefaults(cfg *config.Config) service.Defaults {
 }
 
 func runRolloutService(ctx context.Context, a *app, f *rolloutServiceFlags, file string) error {
+	for _, c := range []error{
+		flagPositive("--call-timeout", f.callTimeout),
+		flagAtLeast("--concurrency", f.concurrency, 1, false),
+		flagAtLeast("--max-pending", f.maxPending, 1, false),
+		flagAtLeast("--max-batch-tasks", f.maxBatchTasks, 1, false),
+		flagAtLeast("--max-group-size", f.maxGroupSize, 2, false), // G >= 2: a group compares candidates
+	} {
+		if c != nil {
+			return c
+		}
+	}
 	vm, err := parseVars(f.vars)
 	if err != nil {
 		return err

@@ -163,6 +163,12 @@ func openServer(ctx context.Context, a *app, f *moduleFlags, data string, fsync 
 }
 
 func runServe(ctx context.Context, a *app, f *serveFlags) error {
+	if err := flagAtLeast("--max-connections", f.maxConns, 1, false); err != nil {
+		return err
+	}
+	if err := flagAtLeast("--max-mcp-sessions", f.maxMCPSessions, 1, true); err != nil {
+		return err
+	}
 	if f.moduleMemMiB < 0 {
 		return usageErrorf("--module-memory-mib: %d is negative (0 means no budget)", f.moduleMemMiB)
 	}

@@ -1,24 +1,23 @@
 //go:build unix
 
-package pipeline
+package dirlock
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
-// lockFolder takes the run folder's lock (FileLock, an flock(2) lock that
-// the kernel releases when the process dies, even by SIGKILL, so a crashed
-// run leaves no stale lock) and writes this process's pid into it. A folder
-// locked by another process gives an error wrapping ErrFolderBusy that names
-// the holder's pid. release unlocks and removes the lock file.
-func lockFolder(dir string) (release func(), err error) {
-	path := filepath.Join(dir, FileLock)
+// Lock takes an exclusive, non-blocking flock(2) lock on the file at path
+// (created if missing) and writes this process's pid into it, then a
+// newline. A lock held elsewhere gives a *BusyError (wrapping ErrBusy) at
+// once; other failures (the directory is missing or read-only) are
+// returned as they are. release removes the file and unlocks it; the
+// kernel unlocks it too when the process dies.
+func Lock(path string) (release func(), err error) {
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
@@ -32,7 +31,7 @@ func lockFolder(dir string) (release func(), err error) {
 				if pid == "" {
 					pid = "unknown"
 				}
-				return nil, fmt.Errorf("%w: %s is being written by another weft run (pid %s); wait for it to finish, or use another --out", ErrFolderBusy, dir, pid)
+				return nil, &BusyError{Path: path, PID: pid}
 			}
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
