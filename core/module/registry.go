@@ -75,14 +75,21 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Put stores b and tags it name:version and name:latest. It returns the
-// digest; storing the same content again changes nothing.
+// digest; storing the same content again rewrites nothing. A blob already
+// stored under the digest is read and verified first: when its bytes do not
+// hash to its name (a corrupt or truncated file, e.g. a torn copy or a disk
+// error), it is replaced atomically by b's canonical tar, so rebuilding or
+// pulling a module repairs the registry.
 func (r *Registry) Put(b *Bundle) (string, error) {
 	t, err := b.Tar()
 	if err != nil {
 		return "", err
 	}
 	d := digestOf(t)
-	if _, err := os.Stat(r.blobPath(d)); errors.Is(err, fs.ErrNotExist) {
+	if !r.blobIntact(d) {
+		if err := os.MkdirAll(filepath.Dir(r.blobPath(d)), 0o755); err != nil {
+			return "", fmt.Errorf("module registry: %w", err)
+		}
 		if err := writeAtomic(r.blobPath(d), t); err != nil {
 			return "", fmt.Errorf("module registry: %w", err)
 		}
@@ -96,6 +103,14 @@ func (r *Registry) Put(b *Bundle) (string, error) {
 		}
 	}
 	return d, nil
+}
+
+// blobIntact reports whether the blob stored under digest exists and its
+// bytes hash to digest. Any read error counts as not intact: the caller
+// rewrites the blob, and a real I/O problem then shows as the write's error.
+func (r *Registry) blobIntact(digest string) bool {
+	data, err := os.ReadFile(r.blobPath(digest))
+	return err == nil && digestOf(data) == digest
 }
 
 // PutTar stores a bundle tar received from elsewhere after checking that it
