@@ -478,6 +478,31 @@ var rootSpec = &blockSpec{
 	},
 }
 
+// Bounds returns the inclusive range the schema gives the number attribute
+// at path, block types and the attribute joined by dots
+// ("compose.turns", "policy.sampling.temperature"); a nil end is
+// unbounded. Commands whose flags or request fields mirror a config
+// attribute check them with these bounds, so the two cannot disagree. An
+// unknown path is a programming error and panics.
+func Bounds(path string) (min, max *float64) {
+	parts := strings.Split(path, ".")
+	b := rootSpec
+	for _, typ := range parts[:len(parts)-1] {
+		var next *blockSpec
+		for _, c := range b.blocks {
+			if c.typ == typ {
+				next = c
+			}
+		}
+		if next == nil {
+			panic("config.Bounds: no block " + typ + " in " + path)
+		}
+		b = next
+	}
+	a := b.attr(parts[len(parts)-1])
+	return a.min, a.max
+}
+
 // Docs returns the schema reference as Markdown: every block and
 // attribute with its type, default and meaning, the variables and the
 // functions. docs/config.md is this text.
