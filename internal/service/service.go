@@ -679,6 +679,10 @@ func groupLine(b *Batch, g *train.Group, index int) GroupLine {
 	if gl.Segments == nil {
 		gl.Segments = []train.RLSegment{}
 	}
+	// Lists are [] even for a group without candidates, never null.
+	gl.Rewards = make([]float64, 0, len(g.Candidates))
+	gl.Advantages = make([]float64, 0, len(g.Candidates))
+	gl.Masked = make([]bool, 0, len(g.Candidates))
 	for _, c := range g.Candidates {
 		gl.Rewards = append(gl.Rewards, c.Reward)
 		gl.Advantages = append(gl.Advantages, c.Advantage)
