@@ -132,7 +132,8 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 
 	// The folder first: a folder another weft run holds, or one of another
 	// experiment, is refused at once, not after the preflight and the
-	// module build. A missing folder is not created here.
+	// module build. A missing folder is created and locked here (a second
+	// run on it is refused as early) and removed by Release if no stage ran.
 	var claim *pipeline.Claim
 	if !pf.only {
 		c, err := pipeline.ClaimFolder(out, cfg.Resolved())
