@@ -200,7 +200,7 @@ var rootSpec = &blockSpec{
 			attrs: []attrSpec{
 				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
-				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 export (`weft state export`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 file (`weft state load --ddl SCHEMA.sql --data ROWS.json --out FILE`, a session's `GET /v1/sessions/{id}/state` on `weft serve`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
