@@ -378,6 +378,16 @@ func (d *decoder) build(root *node, file string) *Config {
 			}
 		}
 		m.Seed = d.path(n, "seed", true, "module seed")
+		if m.Path != "" {
+			if err := CheckModulePath(m.Path); err != nil {
+				d.errorf(n.rng("path"), "Invalid module path", "%s.", err)
+			}
+		}
+		if m.Seed != "" {
+			if err := CheckSeedFile(m.Seed); err != nil {
+				d.errorf(n.rng("seed"), "Invalid module seed", "%s.", err)
+			}
+		}
 		cfg.Modules = append(cfg.Modules, m)
 	}
 

@@ -330,6 +330,18 @@ func TestSemanticErrors(t *testing.T) {
 			"Missing required argument", `The argument "policy" is required, but no definition was found.`},
 		{"bad digest", strings.Replace(head, `path = "mod"`, `digest = "sha256:abc"`, 1) + tail, 2, 12,
 			"Invalid module digest", `digest must be "sha256:" followed by 64 lowercase hex digits, got "sha256:abc".`},
+		// Trial F11: a bad seed or a path with no module passed validate and
+		// failed at run time with no file name.
+		{"truncated seed", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-trunc.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-trunc.json is not valid JSON: it ends early at byte 81 (truncated?)."},
+		{"seed syntax error", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-comma.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-comma.json is not valid JSON: invalid character ']' looking for beginning of value at byte 22."},
+		{"seed not an object", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-array.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-array.json is not a JSON object: a seed is a weft.state/v1 file or {table: [rows]} JSON."},
+		{"path without a module", strings.Replace(head, `path = "mod"`, `path = "nogo"`, 1) + tail, 2, 10,
+			"Invalid module path", "nogo holds no Go source files and no server.json: a module path is a Go module source directory"},
+		{"path is a file", strings.Replace(head, `path = "mod"`, `path = "prompt.md"`, 1) + tail, 2, 10,
+			"Invalid module path", "prompt.md is a file; a module path is a Go module source directory"},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
 			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,

@@ -198,9 +198,9 @@ var rootSpec = &blockSpec{
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
 				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
-				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
+				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`, or a synthesized server's spec directory (server.json); `weft validate` refuses a directory with neither a .go file nor server.json."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
-				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 file (`weft state load --ddl SCHEMA.sql --data ROWS.json --out FILE`, a session's `GET /v1/sessions/{id}/state` on `weft serve`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 file (`weft state load --ddl SCHEMA.sql --data ROWS.json --out FILE`, a session's `GET /v1/sessions/{id}/state` on `weft serve`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema; `weft validate` checks that it is one well-formed JSON object (the rows are checked against the schema at the module build)."},
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
