@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,49 @@ func TestRegistryPutRepairsCorruptBlob(t *testing.T) {
 	after, err := os.Stat(path)
 	if err != nil || !os.SameFile(before, after) {
 		t.Fatalf("intact blob rewritten (%v)", err)
+	}
+}
+
+// TestOpenRegistryCreatesNothing: opening and reading a registry whose
+// directory does not exist (a mistyped $WEFT_REGISTRY) creates nothing;
+// reads find nothing and Check names the directory. The first Put creates
+// it (trial F13: weft module list made the whole tree).
+func TestOpenRegistryCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "typo", "registry")
+	reg, err := OpenRegistry(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := reg.List(); err != nil || len(refs) != 0 {
+		t.Fatalf("List: %v, %v; want none", refs, err)
+	}
+	if _, err := reg.Resolve("hello"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Resolve: %v, want ErrNotFound", err)
+	}
+	want := "no module registry at " + dir + ": nothing has been built or pulled into it (check --registry and $WEFT_REGISTRY)"
+	if err := reg.Check(); !errors.Is(err, ErrNoRegistry) || err.Error() != want {
+		t.Fatalf("Check: %v\nwant %s", err, want)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("reads created %v", entries)
+	}
+	b := &Bundle{Manifest: Manifest{ABI: ABIVersion, Name: "m", Version: "1", Tables: Tables{Owns: []string{"t"}}}, Wasm: []byte("\x00asm"), Schema: "CREATE TABLE t (id INT PRIMARY KEY)"}
+	d, err := reg.Put(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Check(); err != nil {
+		t.Fatalf("Check after Put: %v", err)
+	}
+	if got, err := reg.Resolve("m:1"); err != nil || got != d {
+		t.Fatalf("Resolve after Put: %s, %v", got, err)
+	}
+	f := filepath.Join(root, "file")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRegistry(f); err == nil || err.Error() != "module registry: "+f+" is not a directory" {
+		t.Fatalf("OpenRegistry of a file: %v", err)
 	}
 }

@@ -108,3 +108,19 @@ func TestRunRefusesBusyNewFolderAtOnce(t *testing.T) {
 		t.Errorf("released claim left %s/runs (stat: %v)", dir, err)
 	}
 }
+
+// weft module list on a registry directory that does not exist (a
+// mistyped --registry or $WEFT_REGISTRY) says so, exit 1, and creates
+// nothing (trial F13: it made the tree and listed no modules).
+func TestModuleListMissingRegistry(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "typo", "reg")
+	code, stdout, stderr := run(t, stamped, "module", "list", "--registry", dir)
+	want := "weft: no module registry at " + dir + ": nothing has been built or pulled into it (check --registry and $WEFT_REGISTRY)\n"
+	if code != ExitError || stderr != want || stdout != "" {
+		t.Fatalf("exit %d, stdout %q\nstderr %q\nwant %d, %q", code, stdout, stderr, ExitError, want)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("module list created %v", entries)
+	}
+}
