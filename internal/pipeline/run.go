@@ -74,6 +74,9 @@ type Result struct {
 	// infrastructure failure, per kind, most frequent first (ties by kind),
 	// each with the message of its first episode.
 	Infra []InfraCount
+	// Report is the report.html this run wrote (the report stage ran);
+	// "" when it did not, even if the folder holds one from an earlier run.
+	Report string
 }
 
 // InfraCount is one kind of infrastructure failure of rollout episodes.
@@ -176,12 +179,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := writeJSON(filepath.Join(opts.Dir, FileMetrics), m); err != nil {
 		return nil, err
 	}
+	var reportPath string
 	if spec.has(StageReport) {
 		if err := r.report(m); err != nil {
 			return nil, err
 		}
+		reportPath = filepath.Join(opts.Dir, FileReport)
 	}
-	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes)}, nil
+	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes), Report: reportPath}, nil
 }
 
 func newRunner(spec *Spec, opts Options) *runner {
