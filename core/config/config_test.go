@@ -342,6 +342,9 @@ func TestSemanticErrors(t *testing.T) {
 			"Invalid module path", "nogo holds no Go source files and no server.json: a module path is a Go module source directory"},
 		{"path is a file", strings.Replace(head, `path = "mod"`, `path = "prompt.md"`, 1) + tail, 2, 10,
 			"Invalid module path", "prompt.md is a file; a module path is a Go module source directory"},
+		// Trial F5: concurrency = 1000000000 passed validate.
+		{"concurrency too large", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  concurrency = 1000000000", 1), 14, 17,
+			"Invalid concurrency", "concurrency must be at most 4096 (each episode in flight holds a session, its state and a model request), got 1000000000."},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
 			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
@@ -798,7 +801,7 @@ func TestDefaultsFromSchema(t *testing.T) {
 	docs := config.Docs()
 	for _, row := range []string{
 		"| `mode` | string | \"prefix\" |", "| `retries` | int | 3 |", "| `threshold` | number | 1 |",
-		"| `group_size` | int | 8 | G, candidates per group; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
+		"| `group_size` | int | 8 | G, candidates per group. `weft run` takes any G; the rollout service refuses a batch whose G exceeds its `--max-group-size` (default 64), so a config meant to be served keeps G at or below it; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
 		"| `continue` | string | \"first\" |", "| `mask` | bool | true |", "| `reward` | string | \"binary\" |",
 		"| `episodes_per_task` | int | 1 |", "| `seed` | int | 1 | Base of the episode seeds; >= 0. |",
 	} {

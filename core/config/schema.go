@@ -341,7 +341,7 @@ var rootSpec = &blockSpec{
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the agent."},
 				{name: "episodes_per_task", kind: kInt, dflt: 1, min: bound(1), doc: "Episodes per task (k of pass@k), split over the mix."},
-				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Hard cap on episodes in flight."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), max: bound(MaxConcurrency), hint: " (each episode in flight holds a session, its state and a model request)", doc: "Hard cap on episodes in flight."},
 				{name: "episode_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each attempt of an episode."},
 				{name: "turn_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each model turn (the turn's generation and tool calls)."},
 				{name: "retries", kind: kInt, dflt: 0, min: bound(0), hint: " (the number of extra attempts)", doc: "Extra attempts of an episode after a retryable infrastructure failure."},
@@ -362,7 +362,7 @@ var rootSpec = &blockSpec{
 				{name: "threshold", kind: kNumber, dflt: 1.0, min: bound(0), max: bound(1), doc: "A candidate is accepted when its reward is at least this."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
-				{name: "concurrency", kind: kInt, def: "`rollout.concurrency`", min: bound(1), doc: "Cap on tasks sampled at once (results do not depend on it)."},
+				{name: "concurrency", kind: kInt, def: "`rollout.concurrency`", min: bound(1), max: bound(MaxConcurrency), doc: "Cap on tasks sampled at once (results do not depend on it)."},
 			},
 		},
 		{
@@ -372,7 +372,7 @@ var rootSpec = &blockSpec{
 				{name: "policy", kind: kString, def: "the rollout policy", doc: "A declared `policy` whose candidates are sampled."},
 				{name: "group_size", kind: kInt, dflt: 8, min: bound(train.MinGroupSize), summary: "Group too small",
 					detail: "group_size (G) must be at least %d: a group-normalised advantage compares each candidate with the others; got %d.",
-					doc:    "G, candidates per group."},
+					doc:    "G, candidates per group. `weft run` takes any G; the rollout service refuses a batch whose G exceeds its `--max-group-size` (default 64), so a config meant to be served keeps G at or below it."},
 				{name: "eps", kind: kNumber, dflt: 1e-6, doc: "Epsilon of the advantage normalisation; > 0."},
 				{name: "level", kind: kString, dflt: train.LevelAtomicTurn, enum: GRPOLevels, what: "GRPO level", doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
 				{name: "continue", kind: kString, dflt: train.ContinueFirst, enum: GRPOContinuations, what: "continuation", doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
@@ -380,7 +380,7 @@ var rootSpec = &blockSpec{
 				{name: "reward", kind: kString, dflt: "binary", enum: GRPORewards, what: "GRPO reward", doc: "One of " + quoted(GRPORewards) + "."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
-				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Cap on tasks whose groups are built at once (a group's G candidates run in parallel either way; results do not depend on it)."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), max: bound(MaxConcurrency), doc: "Cap on tasks whose groups are built at once (a group's G candidates run in parallel either way; results do not depend on it)."},
 			},
 			blocks: []*blockSpec{{
 				typ: "consistency_filter",
@@ -477,6 +477,12 @@ var rootSpec = &blockSpec{
 		},
 	},
 }
+
+// MaxConcurrency bounds every concurrency attribute: far above what one
+// machine runs (each episode holds a session and a model request), low
+// enough that a typo (1000000000) is refused at validate rather than
+// met as memory exhaustion.
+const MaxConcurrency = 4096
 
 // Bounds returns the inclusive range the schema gives the number attribute
 // at path, block types and the attribute joined by dots

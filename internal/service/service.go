@@ -357,6 +357,12 @@ func (s *Service) resolve(ctx context.Context, req *Request) (*Batch, *RequestEr
 	if e := checkEndpoint(req.Policy); e != nil {
 		return nil, e
 	}
+	// The sampling block's own bounds (core/config), not the endpoint's:
+	// a temperature a model server refuses per request would turn every
+	// task into a task_error.
+	if err := req.Sampling.Check(); err != nil {
+		return nil, refuse(http.StatusUnprocessableEntity, CodeInvalidArgument, "sampling: %v", err)
+	}
 	g := req.GroupSize
 	if g == 0 {
 		g = d.GroupSize
