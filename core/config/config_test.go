@@ -345,6 +345,11 @@ func TestSemanticErrors(t *testing.T) {
 		// Trial F5: concurrency = 1000000000 passed validate.
 		{"concurrency too large", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  concurrency = 1000000000", 1), 14, 17,
 			"Invalid concurrency", "concurrency must be at most 4096 (each episode in flight holds a session, its state and a model request), got 1000000000."},
+		// Trial F7: an overflowing duration was called "not one".
+		{"duration overflow", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_timeout = \"9999999999h\"", 1), 14, 21,
+			"Duration out of range", `episode_timeout is "9999999999h", which is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years).`},
+		{"duration syntax", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_timeout = \"10 minutes\"", 1), 14, 21,
+			"Invalid duration", `"10 minutes" is not one.`},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
 			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
