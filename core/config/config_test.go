@@ -350,6 +350,9 @@ func TestSemanticErrors(t *testing.T) {
 			"Duration out of range", `episode_timeout is "9999999999h", which is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years).`},
 		{"duration syntax", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_timeout = \"10 minutes\"", 1), 14, 21,
 			"Invalid duration", `"10 minutes" is not one.`},
+		// Trial F7: attribute typos got no suggestion while block typos did.
+		{"attribute typo", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_per_task = 3", 1), 14, 3,
+			"Unsupported argument", `An argument named "episode_per_task" is not expected here. Did you mean "episodes_per_task"?`},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
 			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
