@@ -222,6 +222,10 @@ func (d *decoder) oneOf(n *node, name, def string, allowed []string, what string
 	return v
 }
 
+// durationSyntaxRE is time.ParseDuration's syntax: a value it refuses
+// that matches overflowed int64 nanoseconds.
+var durationSyntaxRE = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 func (d *decoder) duration(n *node, name string) time.Duration {
 	if !n.has(name) {
 		return 0
@@ -229,6 +233,11 @@ func (d *decoder) duration(n *node, name string) time.Duration {
 	s := n.str(name, "")
 	v, err := time.ParseDuration(s)
 	if err != nil {
+		if durationSyntaxRE.MatchString(s) {
+			d.errorf(n.rng(name), "Duration out of range",
+				"%s is %q, which is out of range: a duration is at most %s (about 292 years).", name, s, time.Duration(math.MaxInt64))
+			return 0
+		}
 		d.errorf(n.rng(name), "Invalid duration",
 			"%s must be a duration such as \"90s\", \"2m\" or \"1h30m\"; %q is not one.", name, s)
 		return 0
@@ -378,6 +387,16 @@ func (d *decoder) build(root *node, file string) *Config {
 			}
 		}
 		m.Seed = d.path(n, "seed", true, "module seed")
+		if m.Path != "" {
+			if err := CheckModulePath(m.Path); err != nil {
+				d.errorf(n.rng("path"), "Invalid module path", "%s.", err)
+			}
+		}
+		if m.Seed != "" {
+			if err := CheckSeedFile(m.Seed); err != nil {
+				d.errorf(n.rng("seed"), "Invalid module seed", "%s.", err)
+			}
+		}
 		cfg.Modules = append(cfg.Modules, m)
 	}
 

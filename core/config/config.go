@@ -2,6 +2,8 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -209,6 +211,27 @@ type Sampling struct {
 	Seed      *int64   `json:"seed,omitempty"`
 	Stop      []string `json:"stop,omitempty"`
 	Logprobs  bool     `json:"logprobs"`
+}
+
+// Check reports the first field of s outside the range a config's
+// sampling block allows (config.Bounds of policy.sampling.*: temperature
+// in [0, 2], top_p in (0, 1], max_tokens >= 0), as "FIELD must be ...,
+// got V". The rollout service checks a batch's sampling with it, so a
+// request and a config are held to the same bounds.
+func (s Sampling) Check() error {
+	if t := s.Temperature; t != nil {
+		lo, hi := Bounds("policy.sampling.temperature")
+		if math.IsNaN(*t) || *t < *lo || *t > *hi {
+			return fmt.Errorf("temperature must be in [%g, %g], got %v", *lo, *hi, *t)
+		}
+	}
+	if p := s.TopP; p != nil && (math.IsNaN(*p) || *p <= 0 || *p > 1) {
+		return fmt.Errorf("top_p must be in (0, 1], got %v", *p)
+	}
+	if lo, _ := Bounds("policy.sampling.max_tokens"); float64(s.MaxTokens) < *lo {
+		return fmt.Errorf("max_tokens must be at least %g (0 = the endpoint's default), got %d", *lo, s.MaxTokens)
+	}
+	return nil
 }
 
 // Harness is one `harness "NAME"` block. Exactly one of Builtin and Binary

@@ -330,6 +330,29 @@ func TestSemanticErrors(t *testing.T) {
 			"Missing required argument", `The argument "policy" is required, but no definition was found.`},
 		{"bad digest", strings.Replace(head, `path = "mod"`, `digest = "sha256:abc"`, 1) + tail, 2, 12,
 			"Invalid module digest", `digest must be "sha256:" followed by 64 lowercase hex digits, got "sha256:abc".`},
+		// Trial F11: a bad seed or a path with no module passed validate and
+		// failed at run time with no file name.
+		{"truncated seed", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-trunc.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-trunc.json is not valid JSON: it ends early at byte 81 (truncated?)."},
+		{"seed syntax error", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-comma.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-comma.json is not valid JSON: invalid character ']' looking for beginning of value at byte 22."},
+		{"seed not an object", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  seed = \"seed-array.json\"", 1) + tail, 3, 10,
+			"Invalid module seed", "seed-array.json is not a JSON object: a seed is a weft.state/v1 file or {table: [rows]} JSON."},
+		{"path without a module", strings.Replace(head, `path = "mod"`, `path = "nogo"`, 1) + tail, 2, 10,
+			"Invalid module path", "nogo holds no Go source files and no server.json: a module path is a Go module source directory"},
+		{"path is a file", strings.Replace(head, `path = "mod"`, `path = "prompt.md"`, 1) + tail, 2, 10,
+			"Invalid module path", "prompt.md is a file; a module path is a Go module source directory"},
+		// Trial F5: concurrency = 1000000000 passed validate.
+		{"concurrency too large", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  concurrency = 1000000000", 1), 14, 17,
+			"Invalid concurrency", "concurrency must be at most 4096 (each episode in flight holds a session, its state and a model request), got 1000000000."},
+		// Trial F7: an overflowing duration was called "not one".
+		{"duration overflow", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_timeout = \"9999999999h\"", 1), 14, 21,
+			"Duration out of range", `episode_timeout is "9999999999h", which is out of range: a duration is at most 2562047h47m16.854775807s (about 292 years).`},
+		{"duration syntax", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_timeout = \"10 minutes\"", 1), 14, 21,
+			"Invalid duration", `"10 minutes" is not one.`},
+		// Trial F7: attribute typos got no suggestion while block typos did.
+		{"attribute typo", head + strings.Replace(tail, `policy = "p"`, "policy = \"p\"\n  episode_per_task = 3", 1), 14, 3,
+			"Unsupported argument", `An argument named "episode_per_task" is not expected here. Did you mean "episodes_per_task"?`},
 		{"module with two sources", strings.Replace(head, `path = "mod"`, "path = \"mod\"\n  bundle = \"mod/schema.sql\"", 1) + tail, 1, 1,
 			"Invalid module source", `Module "m" needs exactly one of path, bundle, digest and docs; it has 2.`},
 		{"tasks naming undeclared module", strings.Replace(head, `weft = ["tasks.weft.json"]`, "weft = [\"tasks.weft.json\"]\n  modules = [\"m\", \"retail\"]", 1) + tail, 6, 19,
@@ -786,7 +809,7 @@ func TestDefaultsFromSchema(t *testing.T) {
 	docs := config.Docs()
 	for _, row := range []string{
 		"| `mode` | string | \"prefix\" |", "| `retries` | int | 3 |", "| `threshold` | number | 1 |",
-		"| `group_size` | int | 8 | G, candidates per group; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
+		"| `group_size` | int | 8 | G, candidates per group. `weft run` takes any G; the rollout service refuses a batch whose G exceeds its `--max-group-size` (default 64), so a config meant to be served keeps G at or below it; >= 2. |", "| `eps` | number | 1e-6 |", "| `level` | string | \"atomic_turn\" |",
 		"| `continue` | string | \"first\" |", "| `mask` | bool | true |", "| `reward` | string | \"binary\" |",
 		"| `episodes_per_task` | int | 1 |", "| `seed` | int | 1 | Base of the episode seeds; >= 0. |",
 	} {

@@ -17,6 +17,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/weft-dev/weft/internal/suggest"
 )
 
 // LoadOptions are the caller's inputs besides the file.
@@ -408,7 +410,11 @@ func (d *decoder) block(body hcl.Body, spec *blockSpec, blk *hcl.Block) *node {
 // hcl's summary and range: the attribute's name).
 func migrationHints(body hcl.Body, spec *blockSpec, diags hcl.Diagnostics) {
 	sb, ok := body.(*hclsyntax.Body)
-	if !ok || len(spec.removed) == 0 {
+	if !ok {
+		return
+	}
+	attrHints(sb, spec, diags)
+	if len(spec.removed) == 0 {
 		return
 	}
 	for name, hint := range spec.removed {
@@ -419,6 +425,30 @@ func migrationHints(body hcl.Body, spec *blockSpec, diags hcl.Diagnostics) {
 		for _, dg := range diags {
 			if dg.Summary == "Unsupported argument" && dg.Subject != nil && *dg.Subject == a.NameRange {
 				dg.Detail += " " + hint
+			}
+		}
+	}
+}
+
+// attrHints adds `Did you mean "NAME"?` to the "Unsupported argument"
+// diagnostic of an attribute the block does not have when one of its
+// attributes is close (suggest.Closest), as hcl does for block types.
+func attrHints(sb *hclsyntax.Body, spec *blockSpec, diags hcl.Diagnostics) {
+	names := make([]string, len(spec.attrs))
+	for i, a := range spec.attrs {
+		names[i] = a.name
+	}
+	for name, a := range sb.Attributes {
+		if _, removed := spec.removed[name]; removed {
+			continue
+		}
+		near := suggest.Closest(name, names)
+		if near == "" || near == name {
+			continue
+		}
+		for _, dg := range diags {
+			if dg.Summary == "Unsupported argument" && dg.Subject != nil && *dg.Subject == a.NameRange && !strings.Contains(dg.Detail, "Did you mean") {
+				dg.Detail += fmt.Sprintf(" Did you mean %q?", near)
 			}
 		}
 	}

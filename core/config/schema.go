@@ -198,9 +198,9 @@ var rootSpec = &blockSpec{
 			doc: "A tool module the tasks run on. The label is the module's name: tasks reference it by " +
 				"that name and it is stored under it in the registry. Give exactly one of `path`, `bundle`, `digest` and `docs`.",
 			attrs: []attrSpec{
-				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`."},
+				{name: "path", kind: kPath, doc: "Directory of a Go tool-module package, compiled with `weft module build`, or a synthesized server's spec directory (server.json); `weft validate` refuses a directory with neither a .go file nor server.json."},
 				{name: "schema", kind: kPath, def: "`path`/schema.sql if it exists", doc: "DDL file of the tables the module owns (with `path` only)."},
-				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 export (`weft state export`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema."},
+				{name: "seed", kind: kPath, doc: "Seed-rows file (with `path` only): a weft.state/v1 file (`weft state load --ddl SCHEMA.sql --data ROWS.json --out FILE`, a session's `GET /v1/sessions/{id}/state` on `weft serve`, or a domain's converter such as examples/modules/retail/retaildb/cmd/retail-seed) or {table: [rows]} JSON over the module's schema; `weft validate` checks that it is one well-formed JSON object (the rows are checked against the schema at the module build)."},
 				{name: "bundle", kind: kPath, doc: "A bundle tar written by `weft module build -o`."},
 				{name: "digest", kind: kString, doc: `A module already in the registry: "sha256:" followed by 64 lowercase hex digits.`},
 				{name: "registry", kind: kPath, def: "$WEFT_REGISTRY or the user cache dir", doc: "Module registry directory."},
@@ -341,7 +341,7 @@ var rootSpec = &blockSpec{
 			attrs: []attrSpec{
 				{name: "policy", kind: kString, required: true, doc: "A declared `policy`: the agent."},
 				{name: "episodes_per_task", kind: kInt, dflt: 1, min: bound(1), doc: "Episodes per task (k of pass@k), split over the mix."},
-				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Hard cap on episodes in flight."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), max: bound(MaxConcurrency), hint: " (each episode in flight holds a session, its state and a model request)", doc: "Hard cap on episodes in flight."},
 				{name: "episode_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each attempt of an episode."},
 				{name: "turn_timeout", kind: kDuration, def: `"0s" (none)`, doc: "Deadline of each model turn (the turn's generation and tool calls)."},
 				{name: "retries", kind: kInt, dflt: 0, min: bound(0), hint: " (the number of extra attempts)", doc: "Extra attempts of an episode after a retryable infrastructure failure."},
@@ -362,7 +362,7 @@ var rootSpec = &blockSpec{
 				{name: "threshold", kind: kNumber, dflt: 1.0, min: bound(0), max: bound(1), doc: "A candidate is accepted when its reward is at least this."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
-				{name: "concurrency", kind: kInt, def: "`rollout.concurrency`", min: bound(1), doc: "Cap on tasks sampled at once (results do not depend on it)."},
+				{name: "concurrency", kind: kInt, def: "`rollout.concurrency`", min: bound(1), max: bound(MaxConcurrency), doc: "Cap on tasks sampled at once (results do not depend on it)."},
 			},
 		},
 		{
@@ -372,7 +372,7 @@ var rootSpec = &blockSpec{
 				{name: "policy", kind: kString, def: "the rollout policy", doc: "A declared `policy` whose candidates are sampled."},
 				{name: "group_size", kind: kInt, dflt: 8, min: bound(train.MinGroupSize), summary: "Group too small",
 					detail: "group_size (G) must be at least %d: a group-normalised advantage compares each candidate with the others; got %d.",
-					doc:    "G, candidates per group."},
+					doc:    "G, candidates per group. `weft run` takes any G; the rollout service refuses a batch whose G exceeds its `--max-group-size` (default 64), so a config meant to be served keeps G at or below it."},
 				{name: "eps", kind: kNumber, dflt: 1e-6, doc: "Epsilon of the advantage normalisation; > 0."},
 				{name: "level", kind: kString, dflt: train.LevelAtomicTurn, enum: GRPOLevels, what: "GRPO level", doc: `"atomic_turn" (a group per atomic turn) or "trajectory" (a group of whole episodes).`},
 				{name: "continue", kind: kString, dflt: train.ContinueFirst, enum: GRPOContinuations, what: "continuation", doc: `Prefix the next turn's group starts from: "first", "random" or "reference".`},
@@ -380,7 +380,7 @@ var rootSpec = &blockSpec{
 				{name: "reward", kind: kString, dflt: "binary", enum: GRPORewards, what: "GRPO reward", doc: "One of " + quoted(GRPORewards) + "."},
 				{name: "view", kind: kString, def: `"simuser" if declared, else the first view`, doc: "A declared `view`."},
 				{name: "harness", kind: kString, def: "the first harness", doc: "A declared `harness`."},
-				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), doc: "Cap on tasks whose groups are built at once (a group's G candidates run in parallel either way; results do not depend on it)."},
+				{name: "concurrency", kind: kInt, dflt: 1, min: bound(1), max: bound(MaxConcurrency), doc: "Cap on tasks whose groups are built at once (a group's G candidates run in parallel either way; results do not depend on it)."},
 			},
 			blocks: []*blockSpec{{
 				typ: "consistency_filter",
@@ -476,6 +476,37 @@ var rootSpec = &blockSpec{
 			},
 		},
 	},
+}
+
+// MaxConcurrency bounds every concurrency attribute: far above what one
+// machine runs (each episode holds a session and a model request), low
+// enough that a typo (1000000000) is refused at validate rather than
+// met as memory exhaustion.
+const MaxConcurrency = 4096
+
+// Bounds returns the inclusive range the schema gives the number attribute
+// at path, block types and the attribute joined by dots
+// ("compose.turns", "policy.sampling.temperature"); a nil end is
+// unbounded. Commands whose flags or request fields mirror a config
+// attribute check them with these bounds, so the two cannot disagree. An
+// unknown path is a programming error and panics.
+func Bounds(path string) (min, max *float64) {
+	parts := strings.Split(path, ".")
+	b := rootSpec
+	for _, typ := range parts[:len(parts)-1] {
+		var next *blockSpec
+		for _, c := range b.blocks {
+			if c.typ == typ {
+				next = c
+			}
+		}
+		if next == nil {
+			panic("config.Bounds: no block " + typ + " in " + path)
+		}
+		b = next
+	}
+	a := b.attr(parts[len(parts)-1])
+	return a.min, a.max
 }
 
 // Docs returns the schema reference as Markdown: every block and

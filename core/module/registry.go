@@ -24,14 +24,35 @@ var ErrNotFound = errors.New("module not found")
 // processes may share a registry.
 type Registry struct{ dir string }
 
-// OpenRegistry opens (creating if needed) the registry in dir.
+// ErrNoRegistry: the registry directory does not exist (Registry.Check).
+var ErrNoRegistry = errors.New("no module registry")
+
+// OpenRegistry opens the registry in dir. It creates nothing: the first
+// write (Put, Tag) creates the directories, so reading a registry that
+// does not exist (a mistyped $WEFT_REGISTRY) leaves the disk as it was;
+// reads of one find nothing (ErrNotFound, an empty List). A dir that
+// exists but is not a directory is an error.
 func OpenRegistry(dir string) (*Registry, error) {
-	for _, d := range []string{filepath.Join(dir, "blobs", "sha256"), filepath.Join(dir, "refs")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("module registry: %w", err)
-		}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("module registry: %s is not a directory", dir)
 	}
 	return &Registry{dir: dir}, nil
+}
+
+// Check is nil when the registry's directory exists, else an error
+// wrapping ErrNoRegistry that names it: commands that only read (weft
+// module list) report a mistyped registry instead of an empty one.
+func (r *Registry) Check() error {
+	st, err := os.Stat(r.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w at %s: nothing has been built or pulled into it (check --registry and $WEFT_REGISTRY)", ErrNoRegistry, r.dir)
+	case err != nil:
+		return fmt.Errorf("module registry: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("module registry: %s is not a directory", r.dir)
+	}
+	return nil
 }
 
 // DefaultRegistryDir is $WEFT_REGISTRY, else <user cache dir>/weft/registry.
@@ -75,14 +96,21 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Put stores b and tags it name:version and name:latest. It returns the
-// digest; storing the same content again changes nothing.
+// digest; storing the same content again rewrites nothing. A blob already
+// stored under the digest is read and verified first: when its bytes do not
+// hash to its name (a corrupt or truncated file, e.g. a torn copy or a disk
+// error), it is replaced atomically by b's canonical tar, so rebuilding or
+// pulling a module repairs the registry.
 func (r *Registry) Put(b *Bundle) (string, error) {
 	t, err := b.Tar()
 	if err != nil {
 		return "", err
 	}
 	d := digestOf(t)
-	if _, err := os.Stat(r.blobPath(d)); errors.Is(err, fs.ErrNotExist) {
+	if !r.blobIntact(d) {
+		if err := os.MkdirAll(filepath.Dir(r.blobPath(d)), 0o755); err != nil {
+			return "", fmt.Errorf("module registry: %w", err)
+		}
 		if err := writeAtomic(r.blobPath(d), t); err != nil {
 			return "", fmt.Errorf("module registry: %w", err)
 		}
@@ -96,6 +124,14 @@ func (r *Registry) Put(b *Bundle) (string, error) {
 		}
 	}
 	return d, nil
+}
+
+// blobIntact reports whether the blob stored under digest exists and its
+// bytes hash to digest. Any read error counts as not intact: the caller
+// rewrites the blob, and a real I/O problem then shows as the write's error.
+func (r *Registry) blobIntact(digest string) bool {
+	data, err := os.ReadFile(r.blobPath(digest))
+	return err == nil && digestOf(data) == digest
 }
 
 // PutTar stores a bundle tar received from elsewhere after checking that it
@@ -202,10 +238,14 @@ type Ref struct {
 	Digest string `json:"digest"`
 }
 
-// List returns every name:tag, sorted.
+// List returns every name:tag, sorted; none for a registry nothing was
+// stored in yet (its directory may not exist).
 func (r *Registry) List() ([]Ref, error) {
 	var out []Ref
 	names, err := os.ReadDir(filepath.Join(r.dir, "refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -208,6 +208,11 @@ func ParseBFCL(data []byte, name, source string) (*Docs, error) {
 		}
 		var f bfclDoc
 		if err := json.Unmarshal(text, &f); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				// Not JSON at all (a truncated copy, say): say so, not "not BFCL".
+				return nil, &DocsError{File: source, Line: line, Server: name, Msg: fmt.Sprintf("invalid JSON at byte %d of the line: %v", se.Offset, err)}
+			}
 			return nil, &DocsError{File: source, Line: line, Server: name, Msg: "not a BFCL function doc object: " + err.Error()}
 		}
 		if f.Name == "" {

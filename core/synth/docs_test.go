@@ -143,7 +143,9 @@ func TestDocsErrors(t *testing.T) {
 		{"tau2 duplicate", "tau2", `[{"name": "t"}, {"name": "t"}]`, `docs f.json, server "air", tool "t", field name: documented twice`},
 		{"bfcl unknown type", "bfcl", "{\"name\": \"ok\", \"parameters\": {\"type\": \"dict\", \"properties\": {}}}\n{\"name\": \"cd\", \"parameters\": {\"type\": \"dict\", \"properties\": {\"folder\": {\"type\": \"path\"}}}}", `docs f.json:2, server "air", tool "cd", field parameters.properties.folder.type: "path" is not a JSON Schema type`},
 		{"bfcl bad response", "bfcl", `{"name": "cd", "parameters": {"type": "dict"}, "response": {"type": "dict", "properties": []}}`, `docs f.json:1, server "air", tool "cd", field response.properties: is a JSON array, not an object of schemas`},
-		{"bfcl not json", "bfcl", `{"name": "cd",`, `docs f.json:1, server "air": not a BFCL function doc object: unexpected end of JSON input`},
+		// Trial F7: a truncated line is invalid JSON, not "not BFCL".
+		{"bfcl not json", "bfcl", `{"name": "cd",`, `docs f.json:1, server "air": invalid JSON at byte 14 of the line: unexpected end of JSON input`},
+		{"bfcl not an object", "bfcl", `[1]`, `docs f.json:1, server "air": not a BFCL function doc object: json: cannot unmarshal array into Go value of type synth.bfclDoc`},
 		{"bfcl required", "bfcl", `{"name": "cd", "parameters": {"type": "dict", "required": [1]}}`, `docs f.json:1, server "air", tool "cd", field parameters.required[0]: 1 is not a property name`},
 		{"toucan no id", "toucan", `{"name": "S", "tools": []}`, `docs f.json:1, server "S", field id: missing`},
 		{"toucan tools", "toucan", `{"id": "s", "tools": {}}`, `docs f.json:1, server "s", field tools: not an array of tools: json: cannot unmarshal object into Go value of type []json.RawMessage`},

@@ -182,13 +182,22 @@ type RLSegment struct {
 	Tools      []ToolDef       `json:"tools,omitempty"`
 }
 
-// MarshalJSON writes Patterns as [] when it is nil.
+// MarshalJSON writes Patterns, Prompt and Completion as [] when nil: list
+// fields are lists in JSON, never null.
 func (s RLSegment) MarshalJSON() ([]byte, error) {
 	type plain RLSegment
-	if s.Patterns == nil {
-		s.Patterns = []string{}
-	}
+	s.Patterns = orEmpty(s.Patterns)
+	s.Prompt = orEmpty(s.Prompt)
+	s.Completion = orEmpty(s.Completion)
 	return json.Marshal(plain(s))
+}
+
+// orEmpty is s, or an empty slice when s is nil (JSON [] rather than null).
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // VerlRLRecord is one row of a verl RL dataset (RLHFDataset): a prompt the
@@ -235,4 +244,21 @@ type VerlExtraInfo struct {
 	Masked    bool      `json:"masked"`
 	Patterns  []string  `json:"patterns"`
 	Tools     []ToolDef `json:"tools"`
+}
+
+// MarshalJSON writes Prompt as [] when nil (ExtraInfo's lists likewise):
+// the row's JSON has the parquet row's list columns as lists, never null.
+func (r VerlRLRecord) MarshalJSON() ([]byte, error) {
+	type plain VerlRLRecord
+	r.Prompt = orEmpty(r.Prompt)
+	return json.Marshal(plain(r))
+}
+
+// MarshalJSON writes Patterns and Tools as [] when nil (a per-group row
+// has no patterns; docs/datasets.md: "empty in the per-group rows").
+func (e VerlExtraInfo) MarshalJSON() ([]byte, error) {
+	type plain VerlExtraInfo
+	e.Patterns = orEmpty(e.Patterns)
+	e.Tools = orEmpty(e.Tools)
+	return json.Marshal(plain(e))
 }

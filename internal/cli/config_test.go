@@ -33,6 +33,9 @@ func writeConfig(t *testing.T) string {
 	if err := os.Mkdir(filepath.Join(dir, "mod"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "mod", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "tasks.json"), []byte("[]"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -474,6 +474,9 @@ func newModuleListCmd(a *app, f *moduleFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := reg.Check(); err != nil {
+				return err
+			}
 			refs, err := reg.List()
 			if err != nil {
 				return err

@@ -35,6 +35,9 @@ type runResult struct {
 	Preflight *preflightResult `json:"preflight,omitempty"`
 	// Metrics is nil when the run was interrupted or did not start.
 	Metrics *report.Metrics `json:"metrics,omitempty"`
+	// Report is the report.html this run wrote; absent when no report
+	// stage ran (an older report in the folder is not this run's).
+	Report string `json:"report,omitempty"`
 }
 
 // preflightResult is the preflight part of `weft run --json` (all of it
@@ -132,7 +135,8 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 
 	// The folder first: a folder another weft run holds, or one of another
 	// experiment, is refused at once, not after the preflight and the
-	// module build. A missing folder is not created here.
+	// module build. A missing folder is created and locked here (a second
+	// run on it is refused as early) and removed by Release if no stage ran.
 	var claim *pipeline.Claim
 	if !pf.only {
 		c, err := pipeline.ClaimFolder(out, cfg.Resolved())
@@ -256,7 +260,7 @@ func runExperiment(ctx context.Context, a *app, f *moduleFlags, pf preflightFlag
 		fmt.Fprintf(a.env.Stderr, "weft run: %d training-stage tasks did not finish (first: %s task %s: %s); details in %s; a rerun tries them again\n",
 			n, res.Failures[0].Stage, res.Failures[0].TaskID, res.Failures[0].Message, filepath.Join(out, pipeline.FileFailures))
 	}
-	r := runResult{Dir: res.Dir, Preflight: pre, Metrics: &res.Metrics}
+	r := runResult{Dir: res.Dir, Preflight: pre, Metrics: &res.Metrics, Report: res.Report}
 	if err := a.print(r, func(w io.Writer) error { return printSummary(w, r) }); err != nil {
 		return err
 	}
@@ -400,22 +404,31 @@ func pct(f *float64) string {
 
 func printSummary(w io.Writer, r runResult) error {
 	m := r.Metrics
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VIEW\tHARNESS\tEPISODES\tINFRA\tPASSED\tPASS RATE\tMEAN SCORE")
-	for _, g := range m.PassRateBy {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.View, g.Harness, g.Episodes, g.InfraFailures, g.Passed, pct(g.PassRate), score(g.MeanScore))
+	if m.Episodes > 0 || len(m.PassRateBy) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "VIEW\tHARNESS\tEPISODES\tINFRA\tPASSED\tPASS RATE\tMEAN SCORE")
+		for _, g := range m.PassRateBy {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.View, g.Harness, g.Episodes, g.InfraFailures, g.Passed, pct(g.PassRate), score(g.MeanScore))
+		}
+		fmt.Fprintf(tw, "all\t\t%d\t%d\t%d\t%s\t%s\n", m.Episodes, m.InfraFailures, m.Passed, pct(m.PassRate), score(m.MeanScore))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\ntool error rate %s (%d of %d calls)\n", pct(m.ToolErrorRate), m.ToolErrors, m.ToolCalls)
+	} else {
+		// No rollout episodes (e.g. stages = ["import"]): no empty table.
+		fmt.Fprintln(w, "no rollout episodes in the run folder")
 	}
-	fmt.Fprintf(tw, "all\t\t%d\t%d\t%d\t%s\t%s\n", m.Episodes, m.InfraFailures, m.Passed, pct(m.PassRate), score(m.MeanScore))
-	if err := tw.Flush(); err != nil {
-		return err
+	if len(m.Attributions) > 0 {
+		var classes []string
+		for c, n := range m.Attributions {
+			classes = append(classes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(classes)
+		fmt.Fprintf(w, "attributions: %s\n", strings.Join(classes, ", "))
+	} else if m.Episodes > 0 {
+		fmt.Fprintln(w, "attributions: none")
 	}
-	fmt.Fprintf(w, "\ntool error rate %s (%d of %d calls)\n", pct(m.ToolErrorRate), m.ToolErrors, m.ToolCalls)
-	var classes []string
-	for c, n := range m.Attributions {
-		classes = append(classes, fmt.Sprintf("%s %d", c, n))
-	}
-	sort.Strings(classes)
-	fmt.Fprintf(w, "attributions: %s\n", strings.Join(classes, ", "))
 	if m.SFTMode != "" {
 		fmt.Fprintf(w, "sft (%s): %d of %d tasks kept whole, %d turns kept, %d attempts, %d turns resampled%s\n",
 			m.SFTMode, m.SFTTrajectories, m.SFTTasks, m.SFTKeptTurns, m.SFTAttempts, m.SFTTurnsResampled, unfinished(m.SFTFailedTasks))
@@ -428,7 +441,11 @@ func printSummary(w io.Writer, r runResult) error {
 		fmt.Fprintf(w, "grpo (%s): %d groups, %d with non-zero advantage, %d segments, masked share %s%s\n",
 			m.GRPOLevel, m.GRPOGroups, m.GRPONonZeroGroups, m.GRPOSegments, pct(m.GRPOMaskedShare), unfinished(m.GRPOFailedTasks))
 	}
-	fmt.Fprintf(w, "\nrun folder: %s (report: %s)\n", r.Dir, filepath.Join(r.Dir, pipeline.FileReport))
+	if r.Report != "" {
+		fmt.Fprintf(w, "\nrun folder: %s (report: %s)\n", r.Dir, r.Report)
+	} else {
+		fmt.Fprintf(w, "\nrun folder: %s (no report: the pipeline has no report stage)\n", r.Dir)
+	}
 	return nil
 }
 

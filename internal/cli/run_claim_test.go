@@ -78,3 +78,49 @@ func TestRunRefusesBusyFolderAtOnce(t *testing.T) {
 		t.Errorf("the other experiment's folder changed (-before +after):\n%s", diff)
 	}
 }
+
+// TestRunRefusesBusyNewFolderAtOnce: the same for a folder that did not
+// exist when the first run started (trial F1: the first run's claim did
+// not create or lock it, so the second was refused only after "modules
+// ready"). Once the holder gives up without running (a failed preflight),
+// the new folder is gone again.
+func TestRunRefusesBusyNewFolderAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "run.hcl")
+	if err := os.WriteFile(file, []byte(baseConfig(megamcptest.Root())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "runs", "new")
+	held, err := pipeline.ClaimFolder(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := weftRun(t, context.Background(), filepath.Join(dir, "reg"), file, "--out", out)
+	want := fmt.Sprintf("weft: the run folder is in use: %s is being written by another weft run (pid %d); wait for it to finish, or use another --out\n", out, os.Getpid())
+	if code != ExitError || stderr != want || stdout != "" {
+		t.Fatalf("exit %d, stdout %q\nstderr %q\nwant %d and %q", code, stdout, stderr, ExitError, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reg")); !os.IsNotExist(err) {
+		t.Errorf("the registry was written before the refusal (stat: %v)", err)
+	}
+	held.Release()
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+		t.Errorf("released claim left %s/runs (stat: %v)", dir, err)
+	}
+}
+
+// weft module list on a registry directory that does not exist (a
+// mistyped --registry or $WEFT_REGISTRY) says so, exit 1, and creates
+// nothing (trial F13: it made the tree and listed no modules).
+func TestModuleListMissingRegistry(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "typo", "reg")
+	code, stdout, stderr := run(t, stamped, "module", "list", "--registry", dir)
+	want := "weft: no module registry at " + dir + ": nothing has been built or pulled into it (check --registry and $WEFT_REGISTRY)\n"
+	if code != ExitError || stderr != want || stdout != "" {
+		t.Fatalf("exit %d, stdout %q\nstderr %q\nwant %d, %q", code, stdout, stderr, ExitError, want)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("module list created %v", entries)
+	}
+}

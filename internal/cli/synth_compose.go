@@ -28,32 +28,88 @@ type composeFlags struct {
 func (c *composeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Uint64Var(&c.seed, "seed", 1, "seed of the atomic pool, the sampling and the distractors")
 	cmd.Flags().IntVar(&c.tasks, "tasks", 100, "composed tasks to make")
-	cmd.Flags().IntVar(&c.turns, "turns", 20, "median atomic turns (atomic tasks) per composed task")
-	cmd.Flags().IntVar(&c.spread, "spread", 0, "atomic turns vary in [turns-spread, turns+spread] (default turns/4)")
+	cmd.Flags().IntVar(&c.turns, "turns", 20, "median atomic turns (atomic tasks) per composed task, in [2, 200]")
+	cmd.Flags().IntVar(&c.spread, "spread", 0, "atomic turns vary in [turns-spread, turns+spread]; less than --turns (0: turns/4)")
 	cmd.Flags().IntVar(&c.genSeeds, "gen-seeds", 6, "binding seeds of the atomic pool per server (weft synth tasks runs)")
-	cmd.Flags().IntVar(&c.distractor, "distractors", 2, "near-miss distractors per bound entity in context enrichment (-1: none)")
+	cmd.Flags().IntVar(&c.distractor, "distractors", 2, "near-miss distractors per bound entity in context enrichment, in [0, 16] (0: none)")
 	cmd.Flags().IntVar(&c.shared, "shared-entities", 0, "people bound in two servers' users at once (same user_id, names, email): after edges across servers")
 }
 
-// check refuses values the options would silently replace by defaults.
-func (c *composeFlags) check() error {
-	switch {
-	case c.tasks <= 0:
-		return usageErrorf("--tasks must be at least 1, got %d", c.tasks)
-	case c.turns <= 0:
-		return usageErrorf("--turns must be at least 1, got %d", c.turns)
-	case c.spread < 0:
-		return usageErrorf("--spread must be 0 (turns/4) or more, got %d", c.spread)
-	case c.genSeeds <= 0:
-		return usageErrorf("--gen-seeds must be at least 1, got %d", c.genSeeds)
-	case c.distractor < -1:
-		return usageErrorf("--distractors must be -1 (none) or more, got %d", c.distractor)
+// check refuses values outside the compose block's ranges (core/config's
+// schema, the same bounds weft validate applies to the attributes), and a
+// --spread not below --turns, before any work.
+func (c *composeFlags) check(cmd *cobra.Command) error {
+	for _, f := range []struct {
+		flag, attr string
+		v          int
+	}{
+		{"tasks", "tasks", c.tasks},
+		{"turns", "turns", c.turns},
+		{"spread", "spread", c.spread},
+		{"gen-seeds", "gen_seeds", c.genSeeds},
+		{"shared-entities", "shared_entities", c.shared},
+	} {
+		if err := flagInBounds(f.flag, "compose."+f.attr, f.v, ""); err != nil {
+			return err
+		}
+	}
+	// -1 was the flag's "none" before 0 meant none (as in the attribute);
+	// it is still accepted.
+	if c.distractor != -1 {
+		if err := flagInBounds("distractors", "compose.distractors", c.distractor, " (0 = none)"); err != nil {
+			return err
+		}
+	}
+	if cmd.Flags().Changed("spread") && c.spread >= c.turns {
+		return usageErrorf("--spread must be less than --turns (%d), got %d: a task draws its atomic turns from [turns-spread, turns+spread]", c.turns, c.spread)
 	}
 	return nil
 }
 
+// flagInBounds is a usage error when v is outside the range the config
+// schema gives attr (config.Bounds), naming the flag and the range.
+func flagInBounds(flag, attr string, v int, hint string) error {
+	lo, hi := config.Bounds(attr)
+	switch {
+	case lo != nil && hi != nil && (float64(v) < *lo || float64(v) > *hi):
+		return usageErrorf("--%s must be in [%g, %g]%s, got %d", flag, *lo, *hi, hint, v)
+	case lo != nil && float64(v) < *lo:
+		return usageErrorf("--%s must be at least %g%s, got %d", flag, *lo, hint, v)
+	case hi != nil && float64(v) > *hi:
+		return usageErrorf("--%s must be at most %g%s, got %d", flag, *hi, hint, v)
+	}
+	return nil
+}
+
+// checkServers refuses a server given twice (the same directory or file,
+// however spelled) before the atomic pools are built.
+func checkServers(servers []string) error {
+	seen := map[string]string{}
+	for _, s := range servers {
+		p, err := filepath.Abs(s)
+		if err != nil {
+			return usageErrorf("--server %s: %v", s, err)
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if first, ok := seen[p]; ok {
+			return usageErrorf("--server %s is given twice (first as %s); each server joins the group once", s, first)
+		}
+		seen[p] = s
+	}
+	return nil
+}
+
+// options maps the flags to compose.Options. --distractors 0 means none,
+// as the compose block's distractors = 0 does (compose.Options' 0 is its
+// default, 2, so none is -1 there); the flag's default is 2.
 func (c *composeFlags) options() compose.Options {
-	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: c.distractor, SharedEntities: c.shared}
+	d := c.distractor
+	if d == 0 {
+		d = -1
+	}
+	return compose.Options{Seed: c.seed, Tasks: c.tasks, Turns: c.turns, Spread: c.spread, GenSeeds: c.genSeeds, Distractors: d, SharedEntities: c.shared}
 }
 
 func newSynthComposeCmd(a *app) *cobra.Command {
@@ -97,7 +153,10 @@ same bytes.`,
 			if len(tf.servers) < 2 {
 				return usageErrorf("give at least two --server DIR (or --config FILE with a compose block)")
 			}
-			if err := cf.check(); err != nil {
+			if err := cf.check(cmd); err != nil {
+				return err
+			}
+			if err := checkServers(tf.servers); err != nil {
 				return err
 			}
 			if err := tf.checkOutputs(); err != nil {

@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-dev/weft/core/config"
+	"github.com/weft-dev/weft/core/synth/compose"
 )
 
 // Numeric flags the options would silently replace by defaults are usage
@@ -15,10 +21,18 @@ func TestSynthNumericFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"compose", "--tasks", "0"}, "--tasks must be at least 1, got 0"},
-		{[]string{"compose", "--tasks", "-5"}, "--tasks must be at least 1, got -5"},
-		{[]string{"compose", "--distractors", "-2"}, "--distractors must be -1 (none) or more"},
-		{[]string{"compose", "--gen-seeds", "0"}, "--gen-seeds must be at least 1"},
+		{[]string{"compose", "--tasks", "0"}, "--tasks must be in [1, 100000], got 0"},
+		{[]string{"compose", "--tasks", "-5"}, "--tasks must be in [1, 100000], got -5"},
+		{[]string{"compose", "--distractors", "-2"}, "--distractors must be in [0, 16] (0 = none), got -2"},
+		{[]string{"compose", "--distractors", "17"}, "--distractors must be in [0, 16] (0 = none), got 17"},
+		{[]string{"compose", "--gen-seeds", "0"}, "--gen-seeds must be in [1, 64], got 0"},
+		// config.md: turns in [2, 200]; --turns 1 was clamped to 2 (trial F4).
+		{[]string{"compose", "--turns", "1"}, "--turns must be in [2, 200], got 1"},
+		{[]string{"compose", "--turns", "201"}, "--turns must be in [2, 200], got 201"},
+		{[]string{"compose", "--turns", "4", "--spread", "4"}, "--spread must be less than --turns (4), got 4"},
+		{[]string{"compose", "--shared-entities", "-1"}, "--shared-entities must be in [0, 1000], got -1"},
+		// The same server twice was refused only after two atomic pools.
+		{[]string{"compose", "--server", retailServer}, "--server " + retailServer + " is given twice (first as " + retailServer + "); each server joins the group once"},
 		{[]string{"tasks", "--per-tool", "-3"}, "--per-tool and --rounds must be 0 (the default) or more, got -3 and 0"},
 	} {
 		out := filepath.Join(t.TempDir(), "x.weft.json")
@@ -74,5 +88,57 @@ func TestSynthComposeServerHelp(t *testing.T) {
 	}
 	if code, _, stderr := run(t, stamped, "synth", "--registry", t.TempDir(), "certify"); code != ExitUsage || strings.Contains(stderr, "unknown flag") {
 		t.Errorf("synth --registry DIR certify: exit %d, stderr %q; want certify's own usage error", code, stderr)
+	}
+}
+
+// --distractors 0 means none, as the compose block's distractors = 0 does
+// (it meant the default, 2: trial D3); without the flag it is 2, and -1
+// (the old spelling of none) is still none.
+func TestSynthComposeDistractorsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 2},
+		{[]string{"--distractors", "0"}, -1},
+		{[]string{"--distractors", "-1"}, -1},
+		{[]string{"--distractors", "3"}, 3},
+	} {
+		cf := &composeFlags{}
+		cmd := &cobra.Command{}
+		cf.add(cmd)
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := cf.check(cmd); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := cf.options().Distractors; got != c.want {
+			t.Errorf("%v: compose.Options.Distractors %d, want %d", c.args, got, c.want)
+		}
+	}
+	// The flag and the attribute agree on 0.
+	cf := &composeFlags{distractor: 0}
+	if f, a := cf.options().Distractors, composeOptions(&config.Compose{Distractors: 0}).Distractors; f != a {
+		t.Errorf("--distractors 0 gives %d, distractors = 0 gives %d", f, a)
+	}
+}
+
+// End to end: --distractors 0 composes with no context rows (it gave the
+// 2-distractor states before).
+func TestSynthComposeNoDistractors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.weft.json")
+	code, stdout, stderr := run(t, stamped, "synth", "compose", "--server", retailServer, "--server", airlineGroupServer,
+		"--tasks", "1", "--turns", "4", "--spread", "1", "--gen-seeds", "1", "--distractors", "0", "--out", out, "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep compose.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if rep.Composed != 1 || rep.Grounding.EntityRows == 0 || rep.Grounding.ContextRows != 0 || rep.Grounding.DistractorsDropped != 0 {
+		t.Errorf("composed %d, grounding %+v; want 1 task with entity rows and no context rows", rep.Composed, rep.Grounding)
 	}
 }

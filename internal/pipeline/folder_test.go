@@ -75,6 +75,13 @@ func TestRunRefusesOtherConfig(t *testing.T) {
 func TestConfigConflicts(t *testing.T) {
 	old := `{"file": "/a/x.hcl", "output": {"dir": "/r", "formats": ["trl_jsonl"]}, "stages": ["rollout"],
 		"rollout": {"policy": "p", "concurrency": 8, "retries": 1, "seed": 1}, "sft": null, "tasks": [{"limit": 5}]}`
+	// Trial F9: a changed fault rate was reported as "policies" alone; the
+	// leaves are named, a list element by its name.
+	oldWithPolicy := strings.Replace(old, `"sft": null`, `"sft": null, "policies": [{"name": "p", "scripted": {"seed": 1, "faults": {"wrong_args": 1, "hallucinate": 0.2}}}]`, 1)
+	if diff := cmp.Diff([]string{"policies.p.scripted.faults.hallucinate", "policies.p.scripted.faults.wrong_args"},
+		configConflicts([]byte(oldWithPolicy), []byte(strings.Replace(old, `"sft": null`, `"sft": null, "policies": [{"name": "p", "scripted": {"seed": 1, "faults": {"wrong_args": 0.5, "hallucinate": 0.1}}}]`, 1)), nil)); diff != "" {
+		t.Errorf("policy fault rates (-want +got):\n%s", diff)
+	}
 	for _, c := range []struct {
 		name, cur string
 		want      []string
@@ -83,7 +90,9 @@ func TestConfigConflicts(t *testing.T) {
 		{"free fields", `{"file": "/b/y.hcl", "output": {"dir": "/s", "formats": ["rl_jsonl"]}, "stages": ["rollout", "sft"],
 			"rollout": {"policy": "p", "concurrency": 2, "retries": 3, "seed": 1}, "sft": {"retries": 3}, "tasks": [{"limit": 5}]}`, nil},
 		{"results change", `{"rollout": {"policy": "q", "concurrency": 8, "retries": 1, "seed": 2}, "tasks": [{"limit": 6}]}`,
-			[]string{"rollout.policy", "rollout.seed", "tasks"}},
+			[]string{"rollout.policy", "rollout.seed", "tasks.0.limit"}},
+		{"list length changes", `{"rollout": {"policy": "p", "concurrency": 8, "retries": 1, "seed": 1}, "tasks": [{"limit": 5}, {"limit": 1}]}`,
+			[]string{"tasks"}},
 		{"not json", `nope`, []string{"config"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

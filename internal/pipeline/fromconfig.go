@@ -248,9 +248,21 @@ func installModule(ctx context.Context, env Env, reg *module.Registry, m config.
 	if module.IsServerDir(m.Path) {
 		return installServer(reg, m)
 	}
+	// The seed file first (the config check, again: it may have changed
+	// since the config was loaded), so a bad one is named as a seed file,
+	// not reported as an invalid module bundle after the compile.
+	if m.Seed != "" {
+		if err := config.CheckSeedFile(m.Seed); err != nil {
+			return "", err
+		}
+	}
 	opts := module.BuildOptions{Schema: m.Schema, Seed: m.Seed, Log: env.Log}
 	b, err := module.Build(ctx, env.Runtime, m.Path, opts)
 	if err != nil {
+		if m.Seed != "" && errors.Is(err, module.ErrInvalidBundle) && strings.Contains(err.Error(), ": seed: ") {
+			// Rows that do not fit the schema: say which file they are in.
+			return "", fmt.Errorf("seed file %s: %s", m.Seed, strings.TrimPrefix(err.Error(), module.ErrInvalidBundle.Error()+": seed: "))
+		}
 		return "", err
 	}
 	d, err := reg.Put(b)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/weft-dev/weft/core/model"
@@ -73,6 +74,9 @@ type Result struct {
 	// infrastructure failure, per kind, most frequent first (ties by kind),
 	// each with the message of its first episode.
 	Infra []InfraCount
+	// Report is the report.html this run wrote (the report stage ran);
+	// "" when it did not, even if the folder holds one from an earlier run.
+	Report string
 }
 
 // InfraCount is one kind of infrastructure failure of rollout episodes.
@@ -175,12 +179,14 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Result, error) {
 	if err := writeJSON(filepath.Join(opts.Dir, FileMetrics), m); err != nil {
 		return nil, err
 	}
+	var reportPath string
 	if spec.has(StageReport) {
 		if err := r.report(m); err != nil {
 			return nil, err
 		}
+		reportPath = filepath.Join(opts.Dir, FileReport)
 	}
-	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes)}, nil
+	return &Result{Dir: opts.Dir, Metrics: m, Failures: r.failures, Infra: infraCounts(r.episodes), Report: reportPath}, nil
 }
 
 func newRunner(spec *Spec, opts Options) *runner {
@@ -537,28 +543,48 @@ func configConflicts(old, cur []byte, noResults func(key string) bool) []string 
 		if resumeFree[k] || isNull(av) || noResults != nil && noResults(k) {
 			continue
 		}
-		bv := b[k]
-		if bytes.Equal(compactJSON(av), compactJSON(bv)) {
-			continue
-		}
-		var ao, bo map[string]json.RawMessage
-		if json.Unmarshal(av, &ao) == nil && json.Unmarshal(bv, &bo) == nil && ao != nil && bo != nil {
-			for f, afv := range ao {
-				if !resumeFree[k+"."+f] && !bytes.Equal(compactJSON(afv), compactJSON(bo[f])) {
-					out = append(out, k+"."+f)
-				}
-			}
-			for f := range bo {
-				if _, had := ao[f]; !had && !resumeFree[k+"."+f] {
-					out = append(out, k+"."+f)
-				}
-			}
-			continue
-		}
-		out = append(out, k)
+		diffPaths(k, av, b[k], &out)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// diffPaths appends to out the dotted paths of the leaves where a and b
+// differ, below path: objects by key, lists of equal length by element
+// (an element named by its "name" field, as policies and modules are, else
+// by its index); a value of another shape, or lists of different lengths,
+// is one path. Paths resumeFree lists are skipped with everything below.
+func diffPaths(path string, a, b json.RawMessage, out *[]string) {
+	if resumeFree[path] || bytes.Equal(compactJSON(a), compactJSON(b)) {
+		return
+	}
+	var ao, bo map[string]json.RawMessage
+	if json.Unmarshal(a, &ao) == nil && json.Unmarshal(b, &bo) == nil && ao != nil && bo != nil {
+		for f, av := range ao {
+			diffPaths(path+"."+f, av, bo[f], out)
+		}
+		for f, bv := range bo {
+			if _, had := ao[f]; !had {
+				diffPaths(path+"."+f, nil, bv, out)
+			}
+		}
+		return
+	}
+	var al, bl []json.RawMessage
+	if json.Unmarshal(a, &al) == nil && json.Unmarshal(b, &bl) == nil && al != nil && bl != nil && len(al) == len(bl) {
+		for i := range al {
+			seg := strconv.Itoa(i)
+			var an, bn struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(al[i], &an) == nil && json.Unmarshal(bl[i], &bn) == nil && an.Name != "" && an.Name == bn.Name {
+				seg = an.Name
+			}
+			diffPaths(path+"."+seg, al[i], bl[i], out)
+		}
+		return
+	}
+	*out = append(*out, path)
 }
 
 func isNull(v json.RawMessage) bool { return len(v) == 0 || string(bytes.TrimSpace(v)) == "null" }

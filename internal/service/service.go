@@ -357,6 +357,12 @@ func (s *Service) resolve(ctx context.Context, req *Request) (*Batch, *RequestEr
 	if e := checkEndpoint(req.Policy); e != nil {
 		return nil, e
 	}
+	// The sampling block's own bounds (core/config), not the endpoint's:
+	// a temperature a model server refuses per request would turn every
+	// task into a task_error.
+	if err := req.Sampling.Check(); err != nil {
+		return nil, refuse(http.StatusUnprocessableEntity, CodeInvalidArgument, "sampling: %v", err)
+	}
 	g := req.GroupSize
 	if g == 0 {
 		g = d.GroupSize
@@ -679,6 +685,10 @@ func groupLine(b *Batch, g *train.Group, index int) GroupLine {
 	if gl.Segments == nil {
 		gl.Segments = []train.RLSegment{}
 	}
+	// Lists are [] even for a group without candidates, never null.
+	gl.Rewards = make([]float64, 0, len(g.Candidates))
+	gl.Advantages = make([]float64, 0, len(g.Candidates))
+	gl.Masked = make([]bool, 0, len(g.Candidates))
 	for _, c := range g.Candidates {
 		gl.Rewards = append(gl.Rewards, c.Reward)
 		gl.Advantages = append(gl.Advantages, c.Advantage)

@@ -287,6 +287,10 @@ func TestHostileRequests(t *testing.T) {
 		{"no policy", token, `{"tasks": ["0"]}`, 400, CodeBadRequest, "policy.base_url and policy.model", nil},
 		{"bad base_url", token, `{"tasks": ["0"], "policy": {"base_url": "ftp://x", "model": "m"}}`, 422, CodeInvalidArgument, "not an http(s) URL", nil},
 		{"bad batch id", token, body(ids(1), 2, `, "batch_id": "a b"`), 400, CodeBadRequest, "batch_id", nil},
+		// Trial F5: temperature 99 was accepted; the config's sampling bounds apply.
+		{"temperature out of range", token, body(ids(1), 2, `, "sampling": {"temperature": 99}`), 422, CodeInvalidArgument, "sampling: temperature must be in [0, 2], got 99", nil},
+		{"top_p 0", token, body(ids(1), 2, `, "sampling": {"top_p": 0}`), 422, CodeInvalidArgument, "sampling: top_p must be in (0, 1], got 0", nil},
+		{"negative max_tokens", token, body(ids(1), 2, `, "sampling": {"max_tokens": -1}`), 422, CodeInvalidArgument, "sampling: max_tokens must be at least 0", nil},
 		{"G = 1", token, body(ids(1), 1, ""), 422, CodeInvalidArgument, "group_size 1 < 2", nil},
 		{"G < 0", token, body(ids(1), -3, ""), 422, CodeInvalidArgument, "group_size -3 < 2", nil},
 		{"G too large", token, body(ids(1), 17, ""), 413, CodeTooLarge, "group_size 17, at most 16", nil},
