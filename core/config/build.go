@@ -387,12 +387,14 @@ func (d *decoder) build(root *node, file string) *Config {
 			}
 		}
 		m.Seed = d.path(n, "seed", true, "module seed")
-		if m.Path != "" {
+		// A path or seed that does not exist already has its "not found"
+		// diagnostic from d.path; these checks are for ones that do.
+		if _, err := os.Stat(m.Path); m.Path != "" && err == nil {
 			if err := CheckModulePath(m.Path); err != nil {
 				d.errorf(n.rng("path"), "Invalid module path", "%s.", err)
 			}
 		}
-		if m.Seed != "" {
+		if _, err := os.Stat(m.Seed); m.Seed != "" && err == nil {
 			if err := CheckSeedFile(m.Seed); err != nil {
 				d.errorf(n.rng("seed"), "Invalid module seed", "%s.", err)
 			}
