@@ -309,8 +309,8 @@ func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 }
 
 // deeperFirst reports whether leaf a goes before leaf b: longer instance
-// location, then earlier instance location, then earlier schema location,
-// then earlier keyword path.
+// location, then earlier instance location, then a "required" refusal,
+// then earlier schema location, then earlier keyword path.
 func deeperFirst(a, b *jsonschema.ValidationError) bool {
 	if la, lb := len(a.InstanceLocation), len(b.InstanceLocation); la != lb {
 		return la > lb
@@ -320,10 +320,23 @@ func deeperFirst(a, b *jsonschema.ValidationError) bool {
 			return c < 0
 		}
 	}
+	// At one location a missing required member is named before anything
+	// else (an extra member is often the missing one misspelt).
+	if ra, rb := keywordRank(a), keywordRank(b); ra != rb {
+		return ra < rb
+	}
 	if a.SchemaURL != b.SchemaURL {
 		return a.SchemaURL < b.SchemaURL
 	}
 	return slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath()) < 0
+}
+
+// keywordRank is 0 for a leaf refused by "required", 1 for any other.
+func keywordRank(v *jsonschema.ValidationError) int {
+	if p := v.ErrorKind.KeywordPath(); len(p) > 0 && p[len(p)-1] == "required" {
+		return 0
+	}
+	return 1
 }
 
 // compareSegment orders two instance-location segments: array indexes

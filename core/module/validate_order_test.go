@@ -35,6 +35,13 @@ func TestValidateArgsDeterministicTie(t *testing.T) {
 			wantPointer: "",
 			wantMessage: "additional properties 'b', 'm', 'z' not allowed",
 		},
+		{
+			name:        "missing before extra at one location",
+			schema:      `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
+			args:        `{"txt":"x"}`,
+			wantPointer: "",
+			wantMessage: "missing property 'text'",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
