@@ -42,8 +42,6 @@ func appendCallResult(buf *bytes.Buffer, res *CallResult) bool {
 	if r == nil || r.Content == nil {
 		return false
 	}
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
 	buf.WriteString(`{"result":{"content":[`)
 	for i, c := range r.Content {
 		if c.Type != abi.ContentText {
@@ -54,11 +52,10 @@ func appendCallResult(buf *bytes.Buffer, res *CallResult) bool {
 		}
 		// A text item is written with its type and text only
 		// (abi.Content.MarshalJSON).
+		// abi.AppendJSONString without HTML escaping writes what
+		// writeJSON's json.Encoder (SetEscapeHTML(false)) writes.
 		buf.WriteString(`{"type":"text","text":`)
-		if err := enc.Encode(c.Text); err != nil {
-			return false
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
+		buf.Write(abi.AppendJSONString(buf.AvailableBuffer(), c.Text, false))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
