@@ -24,3 +24,13 @@ func flagPositive(name string, d time.Duration) error {
 	}
 	return usageErrorf("%s must be positive, got %s", name, d)
 }
+
+// flagNotNegative refuses (a usage error, exit 2) a negative integer or
+// duration flag; zero says what 0 does: "--checkpoint-interval: -5s is
+// negative (0 disables checkpoints)".
+func flagNotNegative[T ~int | ~int64](name string, v T, zero string) error {
+	if v >= 0 {
+		return nil
+	}
+	return usageErrorf("%s: %v is negative (%s)", name, v, zero)
+}

@@ -169,23 +169,21 @@ func runServe(ctx context.Context, a *app, f *serveFlags) error {
 	if err := flagAtLeast("--max-mcp-sessions", f.maxMCPSessions, 1, true); err != nil {
 		return err
 	}
-	if f.moduleMemMiB < 0 {
-		return usageErrorf("--module-memory-mib: %d is negative (0 means no budget)", f.moduleMemMiB)
-	}
-	if f.callTimeout < 0 {
-		return usageErrorf("--call-timeout: %s is negative (0 means the default, 2s)", f.callTimeout)
-	}
-	if f.checkpoint < 0 {
-		return usageErrorf("--checkpoint-interval: %s is negative (0 disables checkpoints)", f.checkpoint)
-	}
-	if f.sessionTimeout < 0 {
-		return usageErrorf("--mcp-idle-timeout: %s is negative (0 means never)", f.sessionTimeout)
+	for _, err := range []error{
+		flagNotNegative("--module-memory-mib", f.moduleMemMiB, "0 means no budget"),
+		flagNotNegative("--call-timeout", f.callTimeout, "0 means the default, 2s"),
+		flagNotNegative("--checkpoint-interval", f.checkpoint, "0 disables checkpoints"),
+		flagNotNegative("--mcp-idle-timeout", f.sessionTimeout, "0 means never"),
+	} {
+		if err != nil {
+			return err
+		}
 	}
 	if f.mcpResponse != "sse" && f.mcpResponse != "json" {
 		return usageErrorf("--mcp-response: %q; give sse or json", f.mcpResponse)
 	}
-	if f.maxSessions == 0 || f.maxSessions < -1 {
-		return usageErrorf("--max-sessions: %d; give at least 1, or -1 for no bound", f.maxSessions)
+	if err := flagAtLeast("--max-sessions", f.maxSessions, 1, true); err != nil {
+		return err
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

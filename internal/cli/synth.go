@@ -311,8 +311,8 @@ findings.`,
   weft synth validate library:latest --json`,
 		Args: exactArgs(1, "a server reference or spec directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if memory < 0 {
-				return usageErrorf("--memory-budget: %d is negative (0 means the default, %d bytes)", memory, synth.DefaultMemoryBudget)
+			if err := flagNotNegative("--memory-budget", memory, fmt.Sprintf("0 means the default, %d bytes", synth.DefaultMemoryBudget)); err != nil {
+				return err
 			}
 			srv, err := loadServer(f, args[0])
 			if err != nil {
